@@ -1,0 +1,81 @@
+"""Command line: argument parsing only; each verb calls one function of the modules.
+
+Why a package and not one ``cli.py`` (DESIGN.md): one file per verb (``_run.py``,
+``_compare.py`` …) so a verb is added without touching the others, like hyperfine's
+exporters. This file holds the group, the verb list and the one place user errors are
+turned into a single line and exit code 2.
+"""
+
+from __future__ import annotations
+
+import importlib
+import signal
+import sys
+from typing import Any
+
+import click
+
+from hone import __version__
+from hone.errors import HoneError, SpecError
+
+# Each module registers its commands on ``main`` when imported.
+_VERB_MODULES = [
+    "hone.cli._run",
+    "hone.cli._apply",
+]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="hone")
+def main() -> None:
+    """hone — measure, diagnose, tune and rebuild Linux programs.
+
+    Every change hone makes to the machine is journaled first; `hone rollback` puts it
+    all back, even after kill -9. State lives in $HONE_STATE_DIR (default /var/lib/hone
+    for root).
+    """
+
+
+for _name in _VERB_MODULES:
+    importlib.import_module(_name)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    # Unwind like Ctrl-C so every `finally` restores the knobs it changed.
+    raise KeyboardInterrupt
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI and return the exit code (used by tests and ``main``)."""
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        main.main(args=argv, prog_name="hone", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        return 2
+    except click.exceptions.Abort:
+        click.echo("hone: interrupted", err=True)
+        return 130
+    except SpecError as exc:
+        click.echo(exc.message, err=True)
+        if exc.hint:
+            click.echo(f"hint: {exc.hint}", err=True)
+        return exc.exit_code
+    except HoneError as exc:
+        click.echo(f"hone: error: {exc.message}", err=True)
+        if exc.hint:
+            click.echo(f"hint: {exc.hint}", err=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        click.echo("hone: interrupted (knobs restored)", err=True)
+        return 130
+    return 0
+
+
+def entry() -> None:
+    sys.exit(run())
+
+
+__all__ = ["entry", "main", "run"]

@@ -1,0 +1,41 @@
+"""Exceptions that mean "the user asked for something we cannot do".
+
+Each is caught once, in :mod:`hone.cli`, and printed as one line (plus an optional hint)
+with exit code 2. Anything else escaping is a bug in hone and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class HoneError(Exception):
+    """A user-facing error: bad input, a missing tool, a refused operation."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class SpecError(HoneError):
+    """A spec file that does not validate. ``message`` is already ``FILE:LINE: path: what``."""
+
+
+class LockedError(HoneError):
+    """Another hone process holds the state-directory lock."""
+
+
+class BenchmarkError(HoneError):
+    """The benchmark command failed, timed out or printed no metric."""
+
+
+class KnobError(HoneError):
+    """A knob could not be read or written."""
+
+
+class CapabilityError(HoneError):
+    """This machine lacks what the operation needs (a PMU, LBR, a tool)."""

@@ -1,0 +1,84 @@
+"""Knob kinds behind one interface (:class:`KnobDriver`): one file per kind.
+
+Adding a kind: a model in ``hone.spec.models`` and a driver here registered in
+``DRIVERS``. Drivers know nothing about benchmarks.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from pydantic import TypeAdapter
+
+from hone.errors import KnobError
+from hone.knobs.base import KnobDriver
+from hone.knobs.env import EnvKnob
+from hone.knobs.file import FileKnob
+from hone.knobs.param import ParamKnob
+from hone.knobs.script import ScriptKnob
+from hone.knobs.sysctl import SysctlKnob
+from hone.knobs.sysfs import SysfsKnob
+
+if TYPE_CHECKING:
+    from hone.spec.loader import LoadedSpec
+
+DRIVERS: dict[str, type[KnobDriver]] = {
+    cls.kind: cls for cls in (ParamKnob, EnvKnob, SysctlKnob, SysfsKnob, FileKnob, ScriptKnob)
+}
+
+# Knobs that can take the machine down (a CPU offline, a panic switch). They need an
+# explicit ``allow_dangerous: true`` (or --allow-dangerous) and never enter a search silently.
+_DANGEROUS = [
+    (re.compile(r"^sysfs:/sys/devices/system/cpu/cpu\d+/online$"), "takes a CPU offline"),
+    (re.compile(r"^sysctl:kernel\.panic"), "can panic the kernel"),
+    (re.compile(r"^sysctl:vm\.panic_on_oom$"), "can panic the kernel"),
+    (re.compile(r"^sysctl:kernel\.sysrq$"), "enables magic SysRq"),
+    (re.compile(r"^sysfs:/sys/power/"), "changes the machine's power state"),
+    (re.compile(r"^sysfs:/sys/devices/system/memory/"), "takes memory offline"),
+]
+
+
+def driver_for(model: Any) -> KnobDriver:
+    """The driver of a validated knob model."""
+    return DRIVERS[model.kind](model)
+
+
+def driver_from_dict(data: dict[str, Any]) -> KnobDriver:
+    """Rebuild a driver from a journal entry's knob dump (the spec may be gone)."""
+    from hone.spec.models import Knob
+
+    model = TypeAdapter(Knob).validate_python(data)
+    return driver_for(model)
+
+
+def danger_of(driver: KnobDriver) -> str | None:
+    """Why this knob is dangerous, or None."""
+    if driver.model.safety == "dangerous":
+        return "is marked dangerous in the spec"
+    ident = driver.ident()
+    for pattern, why in _DANGEROUS:
+        if pattern.search(ident):
+            return why
+    return None
+
+
+def check_all(loaded: LoadedSpec, allow_dangerous: bool = False) -> None:
+    """Check every knob of the spec exists and is readable here, and that dangerous knobs
+    are opted in. Raises SpecError pointing at the knob. Changes nothing."""
+    for i, model in enumerate(loaded.spec.knobs):
+        driver = driver_for(model)
+        why = danger_of(driver)
+        if why and not (model.allow_dangerous or allow_dangerous):
+            raise loaded.error(
+                ("knobs", i),
+                f"{driver.describe()} {why}; add allow_dangerous: true to this knob to use it",
+            )
+        if driver.changes_system or driver.kind == "script":
+            try:
+                driver.check()
+            except KnobError as exc:
+                raise loaded.error(("knobs", i), exc.message) from None
+
+
+__all__ = ["DRIVERS", "KnobDriver", "check_all", "danger_of", "driver_for", "driver_from_dict"]

@@ -1,0 +1,75 @@
+"""YAML loading that remembers where each value came from (for ``FILE:LINE`` errors).
+
+PyYAML's composer gives every node a start mark; we walk the node tree once to build the
+plain Python value and a map from path (``("knobs", 2, "range")``) to 1-based line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hone.errors import SpecError
+
+Loc = tuple[str | int, ...]
+
+
+class LocatedYaml:
+    """A parsed YAML document with line numbers for every key and list item."""
+
+    def __init__(self, data: Any, lines: dict[Loc, int], path: str) -> None:
+        self.data = data
+        self.lines = lines
+        self.path = path
+
+    def line_of(self, loc: Loc) -> int:
+        """The line of the deepest known prefix of ``loc`` (1 when nothing matches)."""
+        for n in range(len(loc), -1, -1):
+            line = self.lines.get(tuple(loc[:n]))
+            if line is not None:
+                return line
+        return 1
+
+
+def _build(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> Any:
+    lines.setdefault(loc, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = _build(key_node, (*loc, "\0key"), {})
+            child = (*loc, key)
+            lines[child] = key_node.start_mark.line + 1
+            out[key] = _build(value_node, child, lines)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_build(item, (*loc, i), lines) for i, item in enumerate(node.value)]
+    # Scalars: let the safe constructor resolve the tag (int, float, bool, null, str).
+    return yaml.SafeLoader("").construct_object(node, deep=True)  # type: ignore[arg-type]
+
+
+def load_located(path: str | Path) -> LocatedYaml:
+    """Read ``path`` as YAML. Unreadable or malformed files raise :class:`SpecError`."""
+    name = str(path)
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise SpecError(f"{name}: cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{name}: cannot read: not UTF-8 text ({exc.reason})") from exc
+    return parse_located(text, name)
+
+
+def parse_located(text: str, name: str) -> LocatedYaml:
+    """Parse YAML ``text`` (named ``name`` in errors)."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else 1
+        raise SpecError(f"{name}:{line}: invalid YAML: {exc.problem}") from exc
+    except yaml.YAMLError as exc:
+        raise SpecError(f"{name}: invalid YAML: {exc}") from exc
+    lines: dict[Loc, int] = {}
+    data = _build(node, (), lines) if node is not None else None
+    return LocatedYaml(data, lines, name)

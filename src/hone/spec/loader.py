@@ -1,0 +1,193 @@
+"""Load a spec file into :class:`~hone.spec.models.Spec`, with ``FILE:LINE`` errors.
+
+A bad spec raises one :class:`SpecError` whose message is the first problem in file
+order: ``hone.yaml:12: knobs[2].range: expected [low, high] with low < high, got [5, 1]``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from hone.errors import SpecError
+from hone.spec._yaml import LocatedYaml, Loc, load_located
+from hone.spec.models import KNOB_KINDS, Spec, _show
+
+_TYPE_WORDS = {
+    "int": "an integer",
+    "float": "a number",
+    "bool": "true or false",
+    "string": "a string",
+    "list": "a list",
+    "dict": "a mapping",
+    "model": "a mapping",
+    "tuple": "a list",
+}
+
+
+@dataclass
+class LoadedSpec:
+    """A validated spec and where it came from (for relative paths and error lines)."""
+
+    spec: Spec
+    path: Path
+    source: LocatedYaml
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent
+
+    def line_of(self, loc: Loc) -> int:
+        return self.source.line_of(loc)
+
+    def error(self, loc: Loc, message: str) -> SpecError:
+        """A :class:`SpecError` pointing at ``loc`` of this spec file."""
+        return SpecError(f"{self.path}:{self.line_of(loc)}: {format_loc(loc)}: {message}")
+
+
+def format_loc(loc: Loc) -> str:
+    """``("knobs", 2, "range")`` → ``knobs[2].range``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def _clean_loc(loc: tuple[Any, ...]) -> Loc:
+    """Drop pydantic's discriminator tags and union branch names from an error location."""
+    out: list[str | int] = []
+    for i, part in enumerate(loc):
+        if isinstance(part, str) and part in KNOB_KINDS and i >= 2 and loc[i - 2] == "knobs":
+            continue
+        if isinstance(part, str) and (part.startswith(("list[", "str", "function-")) or "[" in part):
+            continue
+        out.append(part)
+    return tuple(out)
+
+
+def _message(err: dict[str, Any], source: LocatedYaml, loc: Loc) -> str:
+    kind = err["type"]
+    given = err.get("input")
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return "required key missing"
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        return f"expected kind to be one of {', '.join(KNOB_KINDS)}, got {_show(given)}"
+    if kind == "value_error":
+        text = str(err.get("ctx", {}).get("error", err["msg"]))
+        return text
+    if kind == "literal_error":
+        expected = err.get("ctx", {}).get("expected", "")
+        return f"expected one of {expected}, got {_show(given)}"
+    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        ctx = err.get("ctx", {})
+        sym = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}
+        bound = next(iter(ctx.values()), "")
+        return f"expected a number {sym[kind]} {bound}, got {_show(given)}"
+    if kind == "too_short":
+        return f"expected a non-empty value, got {_show(given)}"
+    base = kind.split("_")[0]
+    if base in _TYPE_WORDS:
+        return f"expected {_TYPE_WORDS[base]}, got {_show(given)}"
+    return f"{err['msg']}, got {_show(given)}"
+
+
+def _unknown_key_hint(source: LocatedYaml, loc: Loc, model_fields: list[str]) -> str:
+    return f"unknown key (expected one of: {', '.join(model_fields)})" if model_fields else "unknown key"
+
+
+def _fields_at(spec_data: Any, loc: Loc) -> list[str]:
+    """The keys allowed in the mapping that holds ``loc`` (for unknown-key messages)."""
+    from hone.spec import models
+
+    parent = loc[:-1]
+    if not parent:
+        return list(models.Spec.model_fields)
+    head = parent[0]
+    if head == "benchmark":
+        return list(models.Benchmark.model_fields)
+    if head == "tune":
+        return list(models.Tune.model_fields)
+    if head == "metrics":
+        return list(models.Extract.model_fields) if "extract" in parent else list(models.Metric.model_fields)
+    if head == "knobs" and len(parent) >= 2:
+        try:
+            kind = spec_data["knobs"][parent[1]]["kind"]
+        except (KeyError, IndexError, TypeError):
+            return []
+        cls = {
+            "param": models.ParamKnob,
+            "env": models.EnvKnob,
+            "sysctl": models.SysctlKnob,
+            "sysfs": models.SysfsKnob,
+            "file": models.FileKnob,
+            "script": models.ScriptKnob,
+        }.get(kind)
+        return list(cls.model_fields) if cls else []
+    return []
+
+
+def spec_error_from_validation(exc: ValidationError, source: LocatedYaml) -> SpecError:
+    """The first error of ``exc`` in file order, as one ``FILE:LINE: path: what`` line."""
+    errors = []
+    for err in exc.errors(include_url=False):
+        loc = _clean_loc(tuple(err["loc"]))
+        # "Value error" from a model validator sits on the mapping: keep its location.
+        errors.append((source.line_of(loc), loc, err))
+    errors.sort(key=lambda e: e[0])
+    line, loc, err = errors[0]
+    message = _message(err, source, loc)
+    if err["type"] == "extra_forbidden":
+        message = _unknown_key_hint(source, loc, _fields_at(source.data, loc))
+    # Model validators may name the field themselves: "benchmark.command: placeholder …".
+    if err["type"] == "value_error" and not loc and ": " in message and message.split(": ")[0].count(" ") == 0:
+        return SpecError(f"{source.path}:{line}: {message}")
+    return SpecError(f"{source.path}:{line}: {format_loc(loc)}: {message}")
+
+
+def validate_data(data: Any, source: LocatedYaml) -> Spec:
+    """Validate already-parsed YAML ``data`` (the same shape as a hone.yaml)."""
+    if not isinstance(data, dict):
+        raise SpecError(f"{source.path}:1: (top level): expected a mapping, got {_show(data)}")
+    try:
+        return Spec.model_validate(data)
+    except ValidationError as exc:
+        raise spec_error_from_validation(exc, source) from None
+
+
+def load_spec(path: str | Path, *, check_knobs: bool = True) -> LoadedSpec:
+    """Read, validate and (with ``check_knobs``) check that every system knob exists and
+    is readable on this machine. Nothing on the system is changed."""
+    path = Path(path)
+    if path.is_dir():
+        raise SpecError(f"{path}: cannot read: is a directory", hint="give the spec file, e.g. hone.yaml")
+    source = load_located(path)
+    if source.data is None:
+        raise SpecError(f"{path}:1: (top level): expected a mapping, got an empty file")
+    if isinstance(source.data, dict) and "benchmark" in source.data and "evaluations" in source.data:
+        raise SpecError(
+            f"{path}:1: this looks like an A-Tune client file",
+            hint="use: hone tune CLIENT.yaml --atune-server SERVER.yaml",
+        )
+    spec = validate_data(source.data, source)
+    if spec.name is None:
+        spec.name = path.stem if path.stem not in ("hone", "spec") else path.parent.resolve().name
+    loaded = LoadedSpec(spec=spec, path=path, source=source)
+    if check_knobs:
+        from hone.knobs import check_all
+
+        check_all(loaded)
+    return loaded
+
+
+def dump_json(spec: Spec) -> str:
+    """The validated spec as canonical JSON (for fingerprints and result files)."""
+    return json.dumps(spec.model_dump(mode="json"), sort_keys=True)

@@ -1,0 +1,512 @@
+"""The hone spec (``hone.yaml``) as pydantic models.
+
+Every model forbids unknown keys: a typo must fail validation, not be silently ignored.
+Validators raise ``ValueError("expected …, got …")``; :mod:`hone.spec.loader` turns that
+into ``FILE:LINE: path: expected …, got …``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+Scalar = bool | int | float | str
+BUILTIN_METRICS: dict[str, tuple[str, str]] = {
+    # name: (goal, unit) — measured by the runner for every run, no extract needed
+    "cpu_time": ("minimize", "s"),
+    "wall_time": ("minimize", "s"),
+    "user_time": ("minimize", "s"),
+    "sys_time": ("minimize", "s"),
+    "max_rss": ("minimize", "KiB"),
+}
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
+
+
+def _show(value: Any) -> str:
+    """A value as the user wrote it in YAML: lists as ``[5, 1]``, strings quoted."""
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    return str(value)
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+Argv = list[str] | str
+
+
+def to_argv(command: Argv, shell: bool = False) -> list[str]:
+    """A spec command as argv: lists stay as they are; a string is split like a shell
+    would (no expansion), or run under ``sh -c`` when the spec says ``shell: true``."""
+    if isinstance(command, list):
+        return [str(c) for c in command]
+    if shell:
+        return ["sh", "-c", command]
+    return shlex.split(command)
+
+
+def _check_command(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            parts = shlex.split(value)
+        except ValueError as exc:
+            raise ValueError(f"expected a command, got {_show(value)} ({exc})") from exc
+        if not parts:
+            raise ValueError("expected a non-empty command, got ''")
+    elif isinstance(value, list):
+        if not value:
+            raise ValueError("expected a non-empty argv list, got []")
+        if not all(isinstance(v, str | int | float) for v in value):
+            raise ValueError(f"expected a list of strings, got {_show(value)}")
+        return [str(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------- benchmark
+
+
+class Benchmark(StrictModel):
+    """How to run the workload once. Times in seconds."""
+
+    command: Argv
+    shell: bool = False
+    timeout: float = Field(600.0, gt=0)
+    warmup: int = Field(0, ge=0)
+    repeats: int = Field(1, ge=1)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    prepare: Argv | None = None
+    cleanup: Argv | None = None
+
+    _cmd = field_validator("command", "prepare", "cleanup", mode="before")(_check_command)
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _env_strings(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
+        return value
+
+    def argv(self) -> list[str]:
+        return to_argv(self.command, self.shell)
+
+
+# ---------------------------------------------------------------- metrics
+
+
+class Extract(StrictModel):
+    """Exactly one way to read a number out of the benchmark's output."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    regex: str | None = None
+    json_path: str | None = Field(None, alias="json")
+    command: Argv | None = None
+    shell: bool = False
+    source: Literal["stdout", "stderr"] = "stdout"
+    timeout: float = Field(30.0, gt=0)
+
+    @field_validator("regex")
+    @classmethod
+    def _regex_compiles(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            compiled = re.compile(value, re.MULTILINE)
+        except re.error as exc:
+            raise ValueError(f"expected a valid regular expression, got {_show(value)} ({exc})") from exc
+        if compiled.groups < 1:
+            raise ValueError(f"expected a regex with one capturing group, got {_show(value)}")
+        return value
+
+    @field_validator("json_path")
+    @classmethod
+    def _json_path(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"\$?(\.[A-Za-z0-9_\-]+|\[\d+\]|\[\"[^\"]+\"\])*", value):
+            raise ValueError(f"expected a JSON path like $.a.b[0], got {_show(value)}")
+        return value
+
+    _cmd = field_validator("command", mode="before")(_check_command)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Extract:
+        given = [k for k in ("regex", "json_path", "command") if getattr(self, k) is not None]
+        given = ["json" if k == "json_path" else k for k in given]
+        if len(given) != 1:
+            raise ValueError(f"expected exactly one of regex, json, command, got {given or 'none'}")
+        return self
+
+
+_CONSTRAINT = re.compile(r"^\s*(<=|>=|<|>|==)\s*(-?[0-9.eE+-]+)\s*$")
+
+
+class Metric(StrictModel):
+    """A figure of merit. Built-in names (cpu_time, wall_time, user_time, sys_time,
+    max_rss) need no ``extract``."""
+
+    name: str = Field(min_length=1)
+    extract: Extract | None = None
+    goal: Literal["maximize", "minimize"] | None = None
+    weight: float = 1.0
+    constraint: str | None = None
+    unit: str | None = None
+
+    @field_validator("constraint")
+    @classmethod
+    def _constraint(cls, value: str | None) -> str | None:
+        if value is not None and not _CONSTRAINT.match(str(value)):
+            raise ValueError(f"expected a bound like '<= 5' or '>= 1000', got {_show(value)}")
+        return value
+
+    @model_validator(mode="after")
+    def _builtin_or_extract(self) -> Metric:
+        if self.extract is None:
+            if self.name not in BUILTIN_METRICS:
+                names = ", ".join(BUILTIN_METRICS)
+                raise ValueError(f"expected an extract for metric {self.name!r} (built-in metrics: {names})")
+        if self.goal is None:
+            self.goal = BUILTIN_METRICS.get(self.name, ("maximize", ""))[0]  # type: ignore[assignment]
+        if self.unit is None and self.name in BUILTIN_METRICS:
+            self.unit = BUILTIN_METRICS[self.name][1]
+        return self
+
+    @property
+    def is_builtin(self) -> bool:
+        return self.extract is None
+
+    def constraint_bound(self) -> tuple[str, float] | None:
+        """``("<=", 5.0)`` for ``constraint: "<= 5"``; None without a constraint."""
+        if self.constraint is None:
+            return None
+        m = _CONSTRAINT.match(self.constraint)
+        assert m is not None
+        return m.group(1), float(m.group(2))
+
+
+# ---------------------------------------------------------------- knobs
+
+
+class KnobBase(StrictModel):
+    """The value domain every knob shares.
+
+    ``range`` + ``type: int|float`` (optional ``step``, ``log``), or ``values`` (a list of
+    numbers is ordinal: kept in order, never an unordered category), or ``type: bool``.
+    """
+
+    name: str = Field(min_length=1)
+    type: Literal["int", "float", "categorical", "bool"] | None = None
+    range: list[float] | None = None
+    step: float | None = None
+    log: bool = False
+    values: list[Scalar] | None = None
+    encode: list[str] | None = None
+    safety: Literal["safe", "dangerous"] = "safe"
+    allow_dangerous: bool = False
+    description: str | None = None
+
+    @field_validator("range", mode="before")
+    @classmethod
+    def _range(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None:
+            return value
+        if (
+            not isinstance(value, list)
+            or len(value) != 2
+            or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+        ):
+            raise ValueError(f"expected [low, high] (two numbers), got {_show(value)}")
+        low, high = value
+        if not low < high:
+            raise ValueError(f"expected [low, high] with low < high, got {_show(value)}")
+        if info.data.get("type") == "int" and not all(float(v).is_integer() for v in value):
+            raise ValueError(f"expected integer bounds for type int, got {_show(value)}")
+        return value
+
+    @field_validator("step")
+    @classmethod
+    def _step(cls, value: float | None) -> float | None:
+        if value is not None and not value > 0:
+            raise ValueError(f"expected a step > 0, got {_show(value)}")
+        return value
+
+    @field_validator("values", mode="before")
+    @classmethod
+    def _values(cls, value: Any) -> Any:
+        if value is None:
+            return value
+        if not isinstance(value, list) or not value:
+            raise ValueError(f"expected a non-empty list of values, got {_show(value)}")
+        if len({repr(v) for v in value}) != len(value):
+            raise ValueError(f"expected distinct values, got {_show(value)}")
+        return value
+
+    @field_validator("encode", mode="before")
+    @classmethod
+    def _encode(cls, value: Any) -> Any:
+        if value is not None and (not isinstance(value, list) or len(value) != 2):
+            raise ValueError(f"expected [false-text, true-text], got {_show(value)}")
+        return None if value is None else [str(v) for v in value]
+
+    @model_validator(mode="after")
+    def _domain(self) -> KnobBase:
+        if self.type is None:
+            if self.values is not None:
+                self.type = "categorical"
+            elif self.range is not None:
+                is_int = all(float(v).is_integer() for v in self.range) and (
+                    self.step is None or float(self.step).is_integer()
+                )
+                self.type = "int" if is_int else "float"
+        if self.type == "bool":
+            if self.range is not None:
+                raise ValueError("expected no range for a bool knob")
+            return self
+        if self.type in ("int", "float"):
+            if self.range is None:
+                raise ValueError(f"expected range: [low, high] for a {self.type} knob")
+            if self.log and self.range[0] <= 0:
+                raise ValueError(f"expected low > 0 with log: true, got {_show(self.range)}")
+            if self.type == "int" and self.step is not None and not float(self.step).is_integer():
+                raise ValueError(f"expected an integer step for type int, got {_show(self.step)}")
+        elif self.type == "categorical":
+            if self.values is None:
+                raise ValueError("expected values: [...] for a categorical knob")
+        elif self.type is None and self.values is None and self.range is None:
+            # param/env/script knobs may be fixed by --set only; they still need a type
+            self.type = "categorical" if self.values else None
+        return self
+
+    # -- domain helpers -------------------------------------------------------
+
+    @property
+    def ordinal(self) -> bool:
+        """True when ``values`` are all numbers: the search keeps their order."""
+        return self.values is not None and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in self.values
+        )
+
+    @property
+    def searchable(self) -> bool:
+        return self.type is not None and (self.safety == "safe" or self.allow_dangerous)
+
+    def domain_text(self) -> str:
+        if self.type == "bool":
+            return "true or false"
+        if self.values is not None:
+            return "one of " + ", ".join(str(v) for v in self.values)
+        if self.range is not None:
+            lo, hi = (int(v) if self.type == "int" else v for v in self.range)
+            step = f" step {self.step:g}" if self.step else ""
+            word = "an integer" if self.type == "int" else "a number"
+            return f"{word} in [{lo}, {hi}]{step}"
+        return "any text"
+
+    def coerce(self, value: Any) -> Scalar:
+        """Check ``value`` (text from the command line or a typed value) against the
+        domain and return it typed. Raises ValueError("expected …, got …")."""
+        text = value if isinstance(value, str) else None
+        if self.type == "bool":
+            if isinstance(value, bool):
+                return value
+            low = str(value).strip().lower()
+            if self.encode and low in (e.lower() for e in self.encode):
+                return low == self.encode[1].lower()
+            if low in ("1", "true", "yes", "on"):
+                return True
+            if low in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(f"expected true or false, got {_show(value)}")
+        if self.values is not None:
+            for v in self.values:
+                if v == value or str(v) == str(value):
+                    return v
+                if text is not None and isinstance(v, int | float) and not isinstance(v, bool):
+                    try:
+                        if float(text) == float(v):
+                            return v
+                    except ValueError:
+                        pass
+            raise ValueError(f"expected {self.domain_text()}, got {_show(value)}")
+        if self.type in ("int", "float"):
+            try:
+                num = float(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"expected {self.domain_text()}, got {_show(value)}") from None
+            if self.type == "int":
+                if not num.is_integer():
+                    raise ValueError(f"expected {self.domain_text()}, got {_show(value)}")
+                num = int(num)
+            assert self.range is not None
+            if not self.range[0] <= num <= self.range[1] or math.isnan(num):
+                raise ValueError(f"expected {self.domain_text()}, got {_show(value)}")
+            return num
+        return value if isinstance(value, bool | int | float) else str(value)
+
+    def format_value(self, value: Scalar) -> str:
+        """The text written to the system (or argv/env) for ``value``."""
+        if isinstance(value, bool):
+            enc = self.encode or self.default_encode()
+            return enc[1] if value else enc[0]
+        if isinstance(value, float) and value.is_integer() and self.type == "int":
+            return str(int(value))
+        return str(value)
+
+    def default_encode(self) -> list[str]:
+        return ["false", "true"]
+
+
+class ParamKnob(KnobBase):
+    """Filled into the benchmark argv where ``{name}`` appears."""
+
+    kind: Literal["param"]
+    default: Scalar | None = None
+
+
+class EnvKnob(KnobBase):
+    """Set in the benchmark's environment as ``var`` (default: the knob name)."""
+
+    kind: Literal["env"]
+    var: str | None = None
+    default: Scalar | None = None
+
+
+class SysctlKnob(KnobBase):
+    """A kernel parameter under /proc/sys; ``key`` defaults to the knob name."""
+
+    kind: Literal["sysctl"]
+    key: str | None = None
+
+    def default_encode(self) -> list[str]:
+        return ["0", "1"]
+
+
+class SysfsKnob(KnobBase):
+    """Any sysfs attribute; ``[bracketed]`` choices (THP, I/O scheduler) are understood."""
+
+    kind: Literal["sysfs"]
+    path: str
+
+    def default_encode(self) -> list[str]:
+        return ["0", "1"]
+
+
+class FileKnob(KnobBase):
+    """One key of a config file; the rest of the file stays byte-identical."""
+
+    kind: Literal["file"]
+    path: str
+    key: str
+    format: Literal["auto", "conf", "ini", "env", "yaml", "json"] = "auto"
+    section: str | None = None
+    restart: Argv | None = None
+    restart_timeout: float = Field(120.0, gt=0)
+
+    _cmd = field_validator("restart", mode="before")(_check_command)
+
+
+class ScriptKnob(KnobBase):
+    """User get/set commands (A-Tune style). ``$value`` in ``set`` becomes one argv
+    element; with ``shell: true`` the value reaches the script as ``$1`` and ``$value``
+    in its environment, never pasted into the shell text."""
+
+    kind: Literal["script"]
+    get: Argv
+    set: Argv
+    shell: bool = False
+    timeout: float = Field(60.0, gt=0)
+
+    _cmd = field_validator("get", "set", mode="before")(_check_command)
+
+
+Knob = Annotated[
+    ParamKnob | EnvKnob | SysctlKnob | SysfsKnob | FileKnob | ScriptKnob,
+    Field(discriminator="kind"),
+]
+KNOB_KINDS = ("param", "env", "sysctl", "sysfs", "file", "script")
+
+
+# ---------------------------------------------------------------- tune
+
+
+class Tune(StrictModel):
+    """Search settings (used by ``hone tune``)."""
+
+    trials: int = Field(40, ge=1)
+    sampler: str = "auto"
+    seed: int | None = None
+    storage: str | None = None
+    study: str | None = None
+    confirm: int = Field(5, ge=0)
+    top_k: int = Field(3, ge=1)
+    objective: Literal["weighted", "single", "pareto"] | None = None
+
+
+# ---------------------------------------------------------------- spec
+
+
+class Spec(StrictModel):
+    """A workload, its metrics and its knobs."""
+
+    name: str | None = None
+    description: str | None = None
+    benchmark: Benchmark
+    metrics: list[Metric] = Field(default_factory=lambda: [Metric(name="cpu_time")])
+    knobs: list[Knob] = Field(default_factory=list)
+    tune: Tune = Field(default_factory=Tune)
+
+    @field_validator("metrics")
+    @classmethod
+    def _unique_metrics(cls, value: list[Metric]) -> list[Metric]:
+        if not value:
+            raise ValueError("expected at least one metric, got []")
+        seen: set[str] = set()
+        for m in value:
+            if m.name in seen:
+                raise ValueError(f"expected distinct metric names, got {m.name!r} twice")
+            seen.add(m.name)
+        return value
+
+    @field_validator("knobs")
+    @classmethod
+    def _unique_knobs(cls, value: list[Any]) -> list[Any]:
+        seen: set[str] = set()
+        for k in value:
+            if k.name in seen:
+                raise ValueError(f"expected distinct knob names, got {k.name!r} twice")
+            seen.add(k.name)
+        return value
+
+    @model_validator(mode="after")
+    def _placeholders(self) -> Spec:
+        params = {k.name for k in self.knobs if k.kind == "param"}
+        if isinstance(self.benchmark.command, list):
+            for arg in self.benchmark.command:
+                for name in PLACEHOLDER.findall(arg):
+                    if name not in params:
+                        raise ValueError(
+                            f"benchmark.command: placeholder {{{name}}} names no param knob"
+                            f" (params: {', '.join(sorted(params)) or 'none'})"
+                        )
+        return self
+
+    def knob(self, name: str) -> Any:
+        for k in self.knobs:
+            if k.name == name:
+                return k
+        names = ", ".join(k.name for k in self.knobs) or "none"
+        raise KeyError(f"no knob named {name!r} (knobs: {names})")
+
+    def metric(self, name: str) -> Metric:
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        raise KeyError(name)

@@ -1,0 +1,55 @@
+"""Shared fixtures: an isolated state directory per test and an in-process CLI runner."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+HONE_BIN = str(Path(sys.executable).with_name("hone"))
+
+
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own HONE_STATE_DIR (journal, lock, studies)."""
+    path = tmp_path_factory.mktemp("hone-state")
+    monkeypatch.setenv("HONE_STATE_DIR", str(path))
+    return path
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def hone(state_dir: Path):  # type: ignore[no-untyped-def]
+    """Run the real ``hone`` console script in a subprocess: ``hone("run", spec)``."""
+
+    def _run(*args: str, timeout: float = 300, cwd: str | os.PathLike[str] | None = None,
+             env: dict[str, str] | None = None) -> CliResult:
+        proc = subprocess.run(
+            [HONE_BIN, *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=cwd,
+            env={**os.environ, "HONE_STATE_DIR": str(state_dir), "COLUMNS": "200", **(env or {})},
+        )
+        return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+    return _run
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+needs_root = pytest.mark.skipif(not is_root(), reason="changes kernel knobs; CI runs as root")
