@@ -1,0 +1,116 @@
+"""A real, throwaway PostgreSQL cluster for the fleet tests.
+
+``initdb`` as the ``postgres`` user in a temp dir, password (scram) auth on a free loopback
+port, stopped and removed at the end of the session. Debian's ``postgresql`` package is in
+deps/apt-packages.txt, so `make test` has it.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PG_USER = "hone"
+PG_PASSWORD = "s3cret-Pw"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class PgCluster:
+    """One running cluster: ``url(db)`` gives a SQLAlchemy URL with the password in it."""
+
+    bindir: Path
+    datadir: Path
+    port: int
+    proc: subprocess.Popen[bytes]
+
+    def url(self, db: str = "postgres", password: str | None = PG_PASSWORD) -> str:
+        cred = f"{PG_USER}:{password}" if password is not None else PG_USER
+        return f"postgresql://{cred}@127.0.0.1:{self.port}/{db}"
+
+    def psql(self, sql: str, db: str = "postgres") -> str:
+        res = subprocess.run(
+            [str(self.bindir / "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", PG_USER,
+             "-d", db, "-v", "ON_ERROR_STOP=1", "-At", "-c", sql],
+            capture_output=True, text=True, timeout=30, env={**os.environ, "PGPASSWORD": PG_PASSWORD},
+        )
+        assert res.returncode == 0, res.stderr
+        return res.stdout
+
+    def createdb(self, name: str) -> str:
+        """A fresh database (dropped first if it exists); returns its URL."""
+        self.psql(f'DROP DATABASE IF EXISTS "{name}"')
+        self.psql(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+
+def _bindir() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    return Path(found[-1]).parent if found else None
+
+
+@pytest.fixture(scope="session")
+def pg() -> Iterator[PgCluster]:
+    bindir = _bindir()
+    if bindir is None:
+        pytest.fail("PostgreSQL server not installed (Debian package postgresql; `make setup` installs it)")
+    if os.geteuid() != 0:
+        pytest.skip("the throwaway cluster is created as the postgres user; needs root")
+    pw = pwd.getpwnam("postgres")
+    top = Path(tempfile.mkdtemp(prefix="hone-pg-"))
+    os.chown(top, pw.pw_uid, pw.pw_gid)
+    datadir = top / "data"
+    pwfile = top / "pw"
+    pwfile.write_text(PG_PASSWORD + "\n")
+    os.chown(pwfile, pw.pw_uid, pw.pw_gid)
+    run_as = ["runuser", "-u", "postgres", "--"]
+    subprocess.run([*run_as, str(bindir / "initdb"), "-D", str(datadir), "-U", PG_USER, "-A", "scram-sha-256",
+                    f"--pwfile={pwfile}", "--no-sync", "-E", "UTF8"],
+                   check=True, capture_output=True, timeout=120)
+    port = _free_port()
+    log = open(top / "log", "wb")  # noqa: SIM115 — held open for the server's lifetime
+    proc = subprocess.Popen(
+        [*run_as, str(bindir / "postgres"), "-D", str(datadir), "-p", str(port), "-k", str(top),
+         "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=200",
+         "-c", "shared_buffers=32MB"],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    cluster = PgCluster(bindir, datadir, port, proc)
+    deadline = time.monotonic() + 60
+    while True:
+        ready = subprocess.run([str(bindir / "pg_isready"), "-h", "127.0.0.1", "-p", str(port)],
+                               capture_output=True, timeout=10)
+        if ready.returncode == 0:
+            break
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"PostgreSQL did not start: {(top / 'log').read_text()[-2000:]}")
+        time.sleep(0.3)
+    try:
+        yield cluster
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)  # fast shutdown
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        log.close()
+        shutil.rmtree(top, ignore_errors=True)
