@@ -30,7 +30,10 @@ class LockedError(HoneError):
 
 
 class BenchmarkError(HoneError):
-    """The benchmark command failed, timed out or printed no metric."""
+    """The benchmark command failed, timed out or printed no metric (exit code 1: the
+    input was fine, the workload was not)."""
+
+    exit_code = 1
 
 
 class KnobError(HoneError):

@@ -30,7 +30,7 @@ def apply_cmd(spec: str, sets: tuple[str, ...]) -> None:
     values = parse_assignments(loaded, list(sets))
     journal = Journal()
     with StateLock(purpose="hone apply"):
-        for name, value in values.items():
+        for name in values:
             driver = driver_for(loaded.spec.knob(name))
             if not driver.changes_system:
                 raise HoneError(f"--set {name}: {driver.kind} knobs only exist inside a benchmark run",

@@ -30,7 +30,8 @@ def run_cmd(spec: str, sets: tuple[str, ...], repeats: int | None, warmup: int |
 
     def progress(stage: str, i: int, m) -> None:  # type: ignore[no-untyped-def]
         status = "ok" if m.ok else f"FAILED: {m.error}"
-        err_console.print(f"[dim]{stage} {i + 1}: wall {m.wall_s:.3f}s cpu {m.cpu_s:.3f}s {status}[/dim]")
+        err_console.print(f"[dim]{stage} {i + 1}: wall {m.wall_s:.3f}s cpu {m.cpu_s:.3f}s {status}[/dim]",
+                          soft_wrap=True)
 
     result = run_spec(loaded, values, repeats=repeats, warmup=warmup, on_run=progress)
     table = Table(title=f"hone run {loaded.spec.name}" + (f"  ({', '.join(sets)})" if sets else ""))

@@ -31,7 +31,7 @@ class KnobDriver(ABC):
     def ident(self) -> str:
         """A stable identity of what this knob changes, e.g. ``sysctl:vm.swappiness``."""
 
-    def check(self) -> None:
+    def check(self) -> None:  # noqa: B027 - optional hook; most kinds need no check
         """Raise :class:`~hone.errors.KnobError` if the knob cannot be used on this machine.
         Must not change anything."""
 

@@ -41,10 +41,7 @@ def _to_float(text: Any, metric: Metric, how: str) -> float:
 def _json_lookup(doc: Any, path: str) -> Any:
     node = doc
     for part in split_path(path.lstrip("$").lstrip(".").replace('["', ".").replace('"]', "")):
-        if isinstance(part, int):
-            node = node[part]
-        else:
-            node = node[part]
+        node = node[part]
     return node
 
 
@@ -59,10 +56,10 @@ def extract(metric: Metric, result: ProcessResult) -> float:
         matches = list(re.finditer(ex.regex, text, re.MULTILINE))
         if not matches:
             raise BenchmarkError(
-                f"metric {metric.name}: regex {ex.regex!r} matched nothing in {ex.source}"
+                f"metric {metric.name}: regex '{ex.regex}' matched nothing in {ex.source}"
                 f" (last line: {_tail(text)})"
             )
-        return _to_float(matches[-1].group(1), metric, f"regex {ex.regex!r}")
+        return _to_float(matches[-1].group(1), metric, f"regex '{ex.regex}'")
     if ex.json_path is not None:
         try:
             doc = json.loads(text.strip().splitlines()[-1] if text.strip() else "")

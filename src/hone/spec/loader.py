@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from hone.errors import SpecError
-from hone.spec._yaml import LocatedYaml, Loc, load_located
+from hone.spec._yaml import Loc, LocatedYaml, load_located
 from hone.spec.models import KNOB_KINDS, Spec, _show
 
 _TYPE_WORDS = {
@@ -79,8 +79,11 @@ def _message(err: dict[str, Any], source: LocatedYaml, loc: Loc) -> str:
         return "unknown key"
     if kind == "missing":
         return "required key missing"
-    if kind in ("union_tag_invalid", "union_tag_not_found"):
-        return f"expected kind to be one of {', '.join(KNOB_KINDS)}, got {_show(given)}"
+    if kind == "union_tag_invalid":
+        tag = err.get("ctx", {}).get("tag", given)
+        return f"expected one of {', '.join(KNOB_KINDS)}, got {_show(tag)}"
+    if kind == "union_tag_not_found":
+        return f"required key missing (one of {', '.join(KNOB_KINDS)})"
     if kind == "value_error":
         text = str(err.get("ctx", {}).get("error", err["msg"]))
         return text
@@ -140,6 +143,8 @@ def spec_error_from_validation(exc: ValidationError, source: LocatedYaml) -> Spe
     errors = []
     for err in exc.errors(include_url=False):
         loc = _clean_loc(tuple(err["loc"]))
+        if err["type"] in ("union_tag_invalid", "union_tag_not_found") and loc[:1] == ("knobs",):
+            loc = (*loc, "kind")
         # "Value error" from a model validator sits on the mapping: keep its location.
         errors.append((source.line_of(loc), loc, err))
     errors.sort(key=lambda e: e[0])

@@ -29,7 +29,7 @@ PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
 def _show(value: Any) -> str:
     """A value as the user wrote it in YAML: lists as ``[5, 1]``, strings quoted."""
     if isinstance(value, str):
-        return repr(value)
+        return f"'{value}'"  # as written in YAML, no Python escaping
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list | tuple):
@@ -169,10 +169,9 @@ class Metric(StrictModel):
 
     @model_validator(mode="after")
     def _builtin_or_extract(self) -> Metric:
-        if self.extract is None:
-            if self.name not in BUILTIN_METRICS:
-                names = ", ".join(BUILTIN_METRICS)
-                raise ValueError(f"expected an extract for metric {self.name!r} (built-in metrics: {names})")
+        if self.extract is None and self.name not in BUILTIN_METRICS:
+            names = ", ".join(BUILTIN_METRICS)
+            raise ValueError(f"expected an extract for metric {self.name!r} (built-in metrics: {names})")
         if self.goal is None:
             self.goal = BUILTIN_METRICS.get(self.name, ("maximize", ""))[0]  # type: ignore[assignment]
         if self.unit is None and self.name in BUILTIN_METRICS:
