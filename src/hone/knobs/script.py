@@ -8,6 +8,7 @@ the environment, so ``$value`` and ``$1`` expand to the value — never pasted i
 from __future__ import annotations
 
 import os
+import shlex
 
 from hone.errors import KnobError
 from hone.knobs.base import KnobDriver
@@ -22,15 +23,13 @@ class ScriptKnob(KnobDriver):
 
     def _argv(self, command: list[str] | str, value: str | None) -> tuple[list[str], dict[str, str]]:
         env = dict(os.environ)
-        if self.model.shell or isinstance(command, str) and self.model.shell:  # type: ignore[attr-defined]
+        if self.model.shell:  # type: ignore[attr-defined]
             text = command if isinstance(command, str) else " ".join(command)
             argv = ["sh", "-c", text, "hone-knob"]
             if value is not None:
                 argv.append(value)
                 env["value"] = value
             return argv, env
-        import shlex
-
         parts = list(command) if isinstance(command, list) else shlex.split(command)
         if value is not None:
             parts = [p.replace("$value", value).replace("${value}", value) for p in parts]
