@@ -1,0 +1,228 @@
+"""``hone compare``: interleaved A/B(/C…) rounds of commands or of spec variants."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from hone.cli import main
+from hone.cli._common import console, err_console
+from hone.errors import HoneError
+from hone.journal import StateLock
+from hone.report import csv as csv_report
+from hone.report import json as json_report
+from hone.report import markdown as md_report
+from hone.report import terminal
+from hone.report.base import write_text
+from hone.run.benchmark import Measurement
+from hone.run.compare import (
+    RUN_METRICS,
+    Arm,
+    CompareSettings,
+    command_arms,
+    command_variants,
+    parse_sweep,
+    parse_variant,
+    per_variant,
+    run_compare,
+    spec_variants,
+)
+from hone.run.configure import Configurator, parse_assignments
+
+
+def _is_spec(path: str) -> bool:
+    return path.endswith((".yaml", ".yml")) and Path(path).is_file()
+
+
+@main.command("compare")
+@click.argument("args", nargs=-1, required=True)
+@click.option("--variant", "variants", multiple=True, metavar="NAME:KNOB=V[,KNOB=V]",
+              help="A knob variant of SPEC (repeatable). One variant is compared against the machine as it is.")
+@click.option("-n", "--name", "names", multiple=True, help="Name of each command, in order (repeatable).")
+@click.option("-r", "--rounds", type=int, default=20, show_default=True,
+              help="Measured rounds; each runs every variant once, in a fresh random order.")
+@click.option("-w", "--warmup", type=int, default=1, show_default=True, help="Discarded warm-up rounds.")
+@click.option("--max-rounds", type=int, default=None,
+              help="One planned extension: if the result after --rounds is not decisive, run up to this many "
+                   "rounds. α is split 20%/80% between the two looks.")
+@click.option("--metric", default=None,
+              help="Metric to compare: cpu_time, wall_time, user_time, sys_time, max_rss or a spec metric "
+                   "(default: cpu_time for CPU-bound commands, else wall_time; a spec's first metric).")
+@click.option("--threshold", type=float, default=1.0, show_default=True,
+              help="Smallest change that matters, in %; smaller significant changes count as no difference.")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level.")
+@click.option("--seed", type=int, default=None, help="Seed of the run order (default: random, recorded).")
+@click.option("--prepare", "prepares", multiple=True,
+              help="Untimed command before every run of a variant (once for all, or once per variant).")
+@click.option("--cleanup", "cleanups", multiple=True,
+              help="Untimed command after every run of a variant (once for all, or once per variant).")
+@click.option("--sweep", default=None, metavar="NAME=v1,v2,…",
+              help="Run the comparison at each value: a {NAME} placeholder in the commands, or a spec knob.")
+@click.option("--pin", default=None, metavar="CPUS", help="Pin every run to these CPUs (taskset -c CPUS).")
+@click.option("--no-aslr", is_flag=True, help="Run every command under `setarch -R` (no address randomization).")
+@click.option("--shell", is_flag=True, help="Run commands through `sh -c` (default: split like a shell, no shell).")
+@click.option("--timeout", type=float, default=600.0, show_default=True, help="Seconds before a run is killed.")
+@click.option("--cv-warn", type=float, default=5.0, show_default=True,
+              help="Warn when a variant's stddev/mean exceeds this, in %.")
+@click.option("--export-markdown", metavar="FILE", help="Seed-000 style table (- = stdout).")
+@click.option("--export-csv", metavar="FILE", help="One line per variant: summary, ratio, CI, p, verdict.")
+@click.option("--export-json", metavar="FILE", help="Versioned result with every raw run (hone report reads it).")
+def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[str, ...], rounds: int,
+                warmup: int, max_rounds: int | None, metric: str | None, threshold: float, alpha: float,
+                seed: int | None, prepares: tuple[str, ...], cleanups: tuple[str, ...], sweep: str | None,
+                pin: str | None, no_aslr: bool, shell: bool, timeout: float, cv_warn: float,
+                export_markdown: str | None, export_csv: str | None, export_json: str | None) -> None:
+    """Compare commands, or knob variants of a spec, in interleaved rounds.
+
+    \b
+      hone compare 'sort -S 1M big.txt' 'sort -S 64M big.txt'
+      hone compare hone.yaml --variant off:sync=off --variant full:sync=full
+      hone compare './q {n}' './q-new {n}' --sweep n=1,20,40
+
+    Prints each variant's summary, the paired ratio against the first variant with its
+    bootstrap CI and Wilcoxon p-value, and a verdict: faster/slower only when the CI
+    excludes 0, p < alpha and the change is at least --threshold. Knobs are restored at
+    the end, also on failure or Ctrl-C. Exit 1 when a variant failed every run.
+    """
+    if threshold < 0:
+        raise HoneError(f"--threshold must be 0 or more (in %), got {threshold}")
+    settings = CompareSettings(
+        rounds=rounds, warmup=warmup, seed=secrets.randbelow(2**31) if seed is None else seed, metric=metric,
+        threshold=threshold / 100.0, alpha=alpha, max_rounds=max_rounds, pin=pin, no_aslr=no_aslr,
+        timeout=timeout, shell=shell, cv_warn=cv_warn / 100.0,
+    )
+    sweep_spec = parse_sweep(sweep)
+    nsweep = len(sweep_spec[1]) if sweep_spec else 1
+
+    with _progress() as progress:
+        task = progress.add_task("rounds", total=None)
+
+        def on_run(rnd: int, name: str, m: Measurement) -> None:
+            progress.advance(task)
+            if not m.ok:
+                where = f"round {rnd + 1}" if rnd >= 0 else "warm-up"
+                progress.console.print(f"[red]{where} {name}: FAILED: {m.error}[/red]", soft_wrap=True)
+
+        if variants or _is_spec(args[0]):
+            result = _compare_spec(args, variants, names, settings, sweep_spec, prepares, cleanups,
+                                   progress, task, nsweep, on_run)
+        else:
+            if metric is not None and metric not in RUN_METRICS:
+                raise HoneError(f"--metric {metric}: commands have only {', '.join(RUN_METRICS)}")
+            arms = command_arms(args, names, prepares, cleanups)
+            if sweep_spec and not any("{" + sweep_spec[0] + "}" in a.command for a in arms if a.command):
+                raise HoneError(f"--sweep {sweep_spec[0]}: no command contains {{{sweep_spec[0]}}}")
+            progress.update(task, total=(warmup + rounds) * len(arms) * nsweep)
+            result = run_compare(arms, settings, kind="commands", sweep=sweep_spec,
+                                 make_variants=lambda sv: command_variants(arms, settings, sv), on_run=on_run,
+                                 on_row=lambda row: _extend_total(progress, task, row, len(arms)))
+    console.print(terminal.render(result))
+    if export_json:
+        write_text(export_json, json_report.render(result))
+    if export_markdown:
+        write_text(export_markdown, md_report.render(result))
+    if export_csv:
+        write_text(export_csv, csv_report.render(result))
+    dead = sorted({v["name"] for row in result["rows"] for v in row["variants"]
+                   if not row["summaries"].get(v["name"])})
+    if dead:
+        raise VariantFailedError(f"{', '.join(dead)} failed every run (see the table above)")
+
+
+class VariantFailedError(HoneError):
+    """A variant produced no successful run: the comparison is reported, then exit 1."""
+
+    exit_code = 1
+
+
+def _extend_total(progress: Progress, task: Any, row: dict[str, Any], nvariants: int) -> None:
+    # A planned extension ran more rounds than first announced: keep the bar honest.
+    extra = max(0, len(row["order"]) - row["looks"][0]["rounds"]) * nvariants
+    if extra:
+        t = progress.tasks[task].total or 0
+        progress.update(task, total=t + extra)
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("[dim]measuring[/dim]"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                    console=err_console, transient=True)
+
+
+def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[str, ...],
+                  settings: CompareSettings, sweep_spec: tuple[str, list[str]] | None,
+                  prepares: tuple[str, ...], cleanups: tuple[str, ...], progress: Progress, task: Any,
+                  nsweep: int, on_run: Any) -> dict[str, Any]:
+    from hone.spec import load_spec
+
+    if len(args) != 1:
+        raise HoneError("hone compare SPEC takes one spec file and --variant options, not commands",
+                        hint="compare commands without --variant, e.g. hone compare 'cmd a' 'cmd b'")
+    if names:
+        raise HoneError("--name names commands; spec variants are named in --variant NAME:…")
+    if not variants:
+        raise HoneError(f"hone compare {args[0]}: give at least one --variant NAME:KNOB=VALUE")
+    loaded = load_spec(args[0])
+    arms: list[Arm] = []
+    for text in variants:
+        name, items = parse_variant(text)
+        knobs = parse_assignments(loaded, items, flag="--variant")
+        arms.append(Arm(name=name, description=", ".join(items) or "(machine as it is)", knobs=knobs))
+    if len(arms) == 1:
+        arms.insert(0, Arm(name="baseline", description="(machine as it is)"))
+    if len({a.name for a in arms}) != len(arms):
+        raise HoneError(f"--variant names must be unique, got {[a.name for a in arms]}")
+    preps = per_variant(prepares, len(arms), "--prepare")
+    cleans = per_variant(cleanups, len(arms), "--cleanup")
+    for arm, p, c in zip(arms, preps, cleans, strict=True):
+        arm.prepare, arm.cleanup = p, c
+    sweep_values: list[Any] = []
+    if sweep_spec:
+        sweep_values = [parse_assignments(loaded, [f"{sweep_spec[0]}={v}"], flag="--sweep")[sweep_spec[0]]
+                        for v in sweep_spec[1]]
+    spec_metric = loaded.spec.metrics[0]
+    if settings.metric is None:
+        settings.metric = spec_metric.name
+        settings.goal = spec_metric.goal
+        unit = spec_metric.unit
+    else:
+        try:
+            m = loaded.spec.metric(settings.metric)
+            settings.goal, unit = m.goal, m.unit
+        except KeyError:
+            if settings.metric not in RUN_METRICS:
+                known = ", ".join([*(m.name for m in loaded.spec.metrics), *RUN_METRICS])
+                raise HoneError(f"--metric {settings.metric}: not a metric of this spec ({known})") from None
+            settings.goal, unit = "minimize", RUN_METRICS[settings.metric]
+    progress.update(task, total=(settings.warmup + settings.rounds) * len(arms) * nsweep)
+    with StateLock(purpose=f"hone compare {loaded.path}"):
+        configurator = Configurator(loaded)
+        problems: list[str] = []
+        try:
+            baseline = configurator.current_values()
+            touched = {k for a in arms for k in a.knobs} | ({sweep_spec[0]} if sweep_spec else set())
+            unreadable = [k for k in sorted(touched) if baseline.get(k) is None]
+            if unreadable:
+                raise HoneError(f"cannot read the current value of {', '.join(unreadable)}: every variant "
+                                "must set it", hint="add it to each --variant")
+            value_map = dict(zip(sweep_spec[1], sweep_values, strict=True)) if sweep_spec else {}
+
+            def make(sv: tuple[str, str] | None) -> list[Any]:
+                bound = (sv[0], value_map[sv[1]]) if sv else None
+                return spec_variants(loaded, configurator, arms, settings, baseline, bound)
+
+            result = run_compare(arms, settings, kind="spec", sweep=sweep_spec, make_variants=make,
+                                 spec={"path": str(loaded.path), "name": loaded.spec.name},
+                                 spec_text=loaded.path.read_text(), metric_unit=unit, on_run=on_run,
+                                 on_row=lambda row: _extend_total(progress, task, row, len(arms)))
+            result["metric_reason"] = ("chosen with --metric" if args and settings.metric != spec_metric.name
+                                       else "the spec's first metric")
+        finally:
+            problems = configurator.restore()
+            for problem in problems:
+                err_console.print(f"[red]restore problem: {problem} (run `hone rollback`)[/red]")
+    result["restore_problems"] = problems
+    return result

@@ -1,0 +1,63 @@
+"""``hone report RESULT.json``: render a saved result again, without re-running anything.
+
+Dispatches on the result's ``format`` family (``hone-compare`` …) so other verbs' results
+(studies, HTML) plug in by adding an entry to ``RENDERERS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from hone.cli import main
+from hone.cli._common import console
+from hone.errors import HoneError
+from hone.report import csv as csv_report
+from hone.report import json as json_report
+from hone.report import markdown as md_report
+from hone.report import terminal
+from hone.report.base import format_family, load_result, write_text
+
+# format family → {output kind → render(data)}; "terminal" returns a rich renderable.
+RENDERERS: dict[str, dict[str, Callable[[dict[str, Any]], Any]]] = {
+    "hone-compare": {
+        "terminal": terminal.render,
+        "markdown": md_report.render,
+        "csv": csv_report.render,
+        "json": json_report.render,
+    },
+}
+SUPPORTED_VERSIONS = {"hone-compare": {1}}
+
+
+@main.command("report")
+@click.argument("result", type=click.Path(dir_okay=False))
+@click.option("--markdown", "markdown_path", metavar="FILE", help="Markdown export (- = stdout).")
+@click.option("--csv", "csv_path", metavar="FILE", help="CSV export (- = stdout).")
+@click.option("--json", "json_path", metavar="FILE", help="JSON export (- = stdout).")
+def report_cmd(result: str, markdown_path: str | None, csv_path: str | None, json_path: str | None) -> None:
+    """Render RESULT.json (from --export-json) as a table, Markdown, CSV or JSON.
+
+    Without an export option the terminal table is printed.
+    """
+    data = load_result(result)
+    family, version = format_family(data)
+    renderers = RENDERERS.get(family)
+    if renderers is None:
+        known = ", ".join(sorted(RENDERERS))
+        raise HoneError(f"{result}: hone report cannot render format {data['format']!r} (known: {known})")
+    if version not in SUPPORTED_VERSIONS.get(family, {version}):
+        raise HoneError(f"{result}: format {data['format']} is newer than this hone understands",
+                        hint="upgrade hone")
+    exports = {"markdown": markdown_path, "csv": csv_path, "json": json_path}
+    if not any(exports.values()):
+        console.print(renderers["terminal"](data))
+        return
+    for kind, path in exports.items():
+        if path is None:
+            continue
+        if kind not in renderers:
+            raise HoneError(f"{result}: no {kind} export for {family} results")
+        write_text(path, renderers[kind](data))

@@ -1,0 +1,95 @@
+"""What every exporter shares: reading a result file and formatting numbers.
+
+A result is the versioned JSON dict a measuring verb writes (``format`` names it, e.g.
+``hone-compare/1``). Exporters take that dict and return text, so ``hone report`` can
+render any export again without re-running anything.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from hone.errors import HoneError
+
+
+def load_result(path: str | Path) -> dict[str, Any]:
+    """Read a result JSON file; HoneError if it is missing, not JSON or has no format."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise HoneError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HoneError(f"{path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise HoneError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("format"), str):
+        raise HoneError(f"{path}: not a hone result (no \"format\" field)")
+    return data
+
+
+def format_family(data: dict[str, Any]) -> tuple[str, int]:
+    """``"hone-compare/1"`` → ``("hone-compare", 1)``."""
+    name, _, version = str(data.get("format", "")).partition("/")
+    try:
+        return name, int(version)
+    except ValueError:
+        return name, 0
+
+
+def write_text(path: str, text: str) -> None:
+    """Write ``text`` to ``path``; ``-`` means stdout."""
+    if path == "-":
+        print(text, end="" if text.endswith("\n") else "\n")
+    else:
+        try:
+            Path(path).write_text(text if text.endswith("\n") else text + "\n")
+        except OSError as exc:
+            raise HoneError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def num(value: float | None, digits: int = 2) -> str:
+    """Fixed-point number, ``nan``/``inf`` spelled out, thousands not separated."""
+    if value is None:
+        return "-"
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "∞" if value > 0 else "-∞"
+    return f"{value:.{digits}f}"
+
+
+def pct(value: float | None, digits: int = 2, sign: bool = False) -> str:
+    """A value already in % as ``"+1.23%"`` (``sign``) or ``"1.23%"``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "nan"
+    if math.isinf(value):
+        return "∞"
+    return f"{value:+.{digits}f}%" if sign else f"{value:.{digits}f}%"
+
+
+def display_scale(unit: str, values: list[float]) -> tuple[float, str]:
+    """Seconds shown as ms when the numbers are small: (factor, unit)."""
+    finite = [abs(v) for v in values if math.isfinite(v)]
+    if unit == "s" and finite and max(finite) < 1.0:
+        return 1000.0, "ms"
+    return 1.0, unit
+
+
+def row_label(data: dict[str, Any], row: dict[str, Any]) -> str:
+    sweep = data.get("sweep")
+    return f"{sweep['name']}={row['sweep_value']}" if sweep else ""
+
+
+def ci_text(c: dict[str, Any]) -> str:
+    lo, hi = c["ci_pct"]
+    return f"[{pct(lo, sign=True)}, {pct(hi, sign=True)}]"
+
+
+def p_text(p: float) -> str:
+    if p != p:
+        return "nan"
+    return f"{p:.2g}" if p < 0.001 else f"{p:.3f}"

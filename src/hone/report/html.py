@@ -1,0 +1,203 @@
+"""Self-contained HTML report of a tuning study (plotly JS inline, no network).
+
+Plots are Optuna's own plotly visualizations (history, parallel coordinates, importances,
+slices, Pareto front); hone adds the baseline-vs-winner confirmation table with its CI and
+the per-trial table. Input: a study (storage URL + name) or a ``hone-tune/1`` result file,
+which names its study.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import optuna
+import plotly.graph_objects as go
+from optuna.trial import TrialState
+
+from hone.errors import HoneError
+from hone.paths import default_storage_url
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1300px}
+h1{font-size:1.5em} h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;font-size:.85em} td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}
+th{background:#f4f4f4} td.l,th.l{text-align:left} .fail{color:#a00} .win{background:#e8f6e8}
+.verdict{font-size:1.1em;font-weight:bold} .note{color:#666;font-size:.85em}
+"""
+
+
+def resolve_study(target: str, storage: str | None = None) -> tuple[optuna.Study, dict[str, Any] | None]:
+    """``target`` is a ``hone-tune/1`` result file or a study name in ``storage`` (default:
+    the state directory's store). Returns the study and the result document (if any)."""
+    path = Path(target)
+    doc: dict[str, Any] | None = None
+    if path.is_file():
+        try:
+            doc = json.loads(path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise HoneError(f"{target}: not a hone result file ({exc})") from None
+        if not str(doc.get("format", "")).startswith("hone-tune/"):
+            raise HoneError(f"{target}: --html needs a tuning result (hone-tune/1), got {doc.get('format')!r}")
+        storage, name = doc["storage"], doc["study"]
+    else:
+        storage, name = storage or default_storage_url(), target
+    try:
+        study = optuna.load_study(study_name=name, storage=storage)
+    except KeyError:
+        raise HoneError(f"no study {name!r} in {storage}", hint="hone tune prints the study name and storage") from None
+    if doc is None:
+        doc = study.user_attrs.get("hone_result")
+    return study, doc
+
+
+def _fig_html(fig: go.Figure, first: bool, div_id: str) -> str:
+    fig.update_layout(height=420, margin={"l": 60, "r": 30, "t": 50, "b": 50})
+    return fig.to_html(full_html=False, include_plotlyjs=True if first else False, div_id=div_id)
+
+
+def _figures(study: optuna.Study) -> list[tuple[str, go.Figure]]:
+    vis = optuna.visualization
+    complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    out: list[tuple[str, go.Figure]] = []
+    multi = len(study.directions) > 1
+    target = (lambda t: t.values[0]) if multi else None
+    tname = "objective 0" if multi else "objective"
+    if not complete:
+        return out
+    if multi:
+        out.append(("Pareto front", vis.plot_pareto_front(study)))
+    out.append(("History and convergence", vis.plot_optimization_history(study, target=target, target_name=tname)))
+    if len(complete) >= 2:
+        out.append(("Parallel coordinates", vis.plot_parallel_coordinate(study, target=target, target_name=tname)))
+        out.append(("Slices", vis.plot_slice(study, target=target, target_name=tname)))
+    if len(complete) >= 3:
+        try:
+            out.append(("Knob importances", vis.plot_param_importances(study, target=target, target_name=tname)))
+        except (ValueError, RuntimeError):
+            pass
+    return out
+
+
+def _ci_figure(doc: dict[str, Any]) -> go.Figure | None:
+    confs = doc.get("confirmations") or []
+    if not confs:
+        return None
+    names, change, lo, hi = [], [], [], []
+    for c in confs:
+        comp = c["comparison"]
+        if comp.get("change_pct") is None or comp["ci_pct"][0] is None:
+            continue
+        names.append(c["name"])
+        change.append(comp["change_pct"])
+        lo.append(comp["change_pct"] - comp["ci_pct"][0])
+        hi.append(comp["ci_pct"][1] - comp["change_pct"])
+    if not names:
+        return None
+    fig = go.Figure(go.Bar(x=names, y=change, error_y={"type": "data", "symmetric": False, "array": hi,
+                                                       "arrayminus": lo}))
+    fig.update_layout(title="Confirmation: change vs baseline with 95% CI (%)", yaxis_title="% change")
+    fig.add_hline(y=0, line_dash="dot")
+    return fig
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return "–"
+        return f"{v:.4g}"
+    return html.escape(str(v))
+
+
+def _summary_html(doc: dict[str, Any] | None) -> str:
+    if not doc:
+        return "<p class=note>No result stored for this study yet (still running, or interrupted).</p>"
+    rows = []
+    base = doc.get("baseline") or {}
+    rec = doc.get("recommended_metrics") or {}
+    for name, b in base.items():
+        r = rec.get(name)
+        rows.append(f"<tr><td class=l>{html.escape(name)}</td><td>{_fmt(b)}</td><td>{_fmt(r) if r is not None else '–'}"
+                    "</td></tr>")
+    verdict = html.escape(str(doc.get("verdict")))
+    ci = doc.get("ci_pct")
+    change = doc.get("improvement_pct")
+    ci_text = (f"{change:+.2f}% (95% CI {ci[0]:+.2f}% … {ci[1]:+.2f}%, p = {doc.get('p_value'):.3g})"
+               if ci and change is not None and None not in ci else "")
+    recommended = doc.get("recommended")
+    rec_text = ("<br>".join(f"{html.escape(k)} = {html.escape(str(v))}" for k, v in recommended.items())
+                if recommended else "keep the current configuration")
+    cmd = doc.get("apply_command")
+    return (
+        f"<p class=verdict>Verdict: {verdict} {html.escape(ci_text)}</p>"
+        f"<p>Recommendation:<br>{rec_text}</p>"
+        + (f"<p>Apply with: <code>{html.escape(cmd)}</code></p>" if cmd else "")
+        + "<table id=baseline-vs-winner><tr><th class=l>metric</th><th>baseline (mean)</th>"
+        "<th>recommendation (confirmation mean)</th></tr>" + "".join(rows) + "</table>"
+        f"<p class=note>objective: {html.escape(str((doc.get('objective') or {}).get('label', '')))}; "
+        f"trials: {doc.get('trials')} ({doc.get('failed_trials')} failed); seed {doc.get('seed')}; "
+        f"sampler {html.escape(str(doc.get('sampler')))}</p>"
+    )
+
+
+def _trials_html(study: optuna.Study) -> str:
+    trials = study.get_trials(deepcopy=False)
+    knobs: list[str] = []
+    metrics: list[str] = []
+    for t in trials:
+        for k in t.user_attrs.get("config", {}):
+            if k not in knobs:
+                knobs.append(k)
+        for m in t.user_attrs.get("means", {}):
+            if m not in metrics:
+                metrics.append(m)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in ["#", "state", "objective", *knobs, *metrics, "s"])
+    rows = []
+    for t in trials:
+        cfg, means = t.user_attrs.get("config", {}), t.user_attrs.get("means", {})
+        obj = ", ".join(_fmt(v) for v in (t.values or []))
+        state = t.state.name.lower()
+        if t.state == TrialState.FAIL:
+            state = f"failed: {t.user_attrs.get('fail_reason', '')}"
+        cells = [str(t.number), f"<span class={'fail' if t.state == TrialState.FAIL else 'ok'}>"
+                 f"{html.escape(state[:90])}</span>", obj]
+        cells += [_fmt(cfg.get(k, "")) for k in knobs] + [_fmt(means.get(m, "")) for m in metrics]
+        cells.append(_fmt(t.user_attrs.get("elapsed_s", "")))
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return f"<table id=trials><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+def render_study_html(study: optuna.Study, doc: dict[str, Any] | None = None) -> str:
+    """The whole report as one HTML string (plotly.js embedded once)."""
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>hone tune: {html.escape(study.study_name)}"
+             f"</title><style>{_CSS}</style></head><body>",
+             f"<h1>hone tune — study {html.escape(study.study_name)}</h1>",
+             "<h2>Baseline vs recommendation</h2>", _summary_html(doc)]
+    figs = _figures(study)
+    ci = _ci_figure(doc or {})
+    if ci is not None:
+        figs.insert(0, ("Confirmation", ci))
+    for i, (title, fig) in enumerate(figs):
+        parts.append(f"<h2>{html.escape(title)}</h2>")
+        parts.append(_fig_html(fig, i == 0, f"plot-{i}"))
+    if not figs:
+        parts.append("<p class=note>No completed trials: nothing to plot.</p>")
+    parts.append("<h2>Trials</h2>")
+    parts.append("<p class=note>Ordered knobs given as a value list are searched (and plotted) as the index "
+                 "into that list; the table shows the real values.</p>")
+    parts.append(_trials_html(study))
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_study_html(target: str, out: str | Path, storage: str | None = None) -> Path:
+    """Render ``target`` (result file or study name) to ``out``; returns the path."""
+    study, doc = resolve_study(target, storage)
+    path = Path(out)
+    if path.parent and not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_study_html(study, doc))
+    return path

@@ -1,0 +1,88 @@
+"""Markdown export in the layout engineers publish (seed 000's AutoFDO table).
+
+Per sweep value: one line per run, then STDDEVP, Mean, STDDEVP/Mean, P95 and
+Opt/Default (the reference shows 100.00%; another variant shows how much lower its mean
+is, (ref − mean)/ref). A second table gives what the per-run table cannot: the paired
+ratio, its confidence interval, the p-value and the verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from hone.report.base import ci_text, display_scale, num, p_text, pct, row_label
+
+
+def _value(run: dict[str, Any], metric: str) -> float:
+    from hone.run.compare import metric_value
+
+    v = metric_value(run, metric)
+    return math.nan if v is None else v
+
+
+def render(data: dict[str, Any]) -> str:
+    """Markdown text: a title line, the per-run table, the verdict table, warnings."""
+    metric, names = data["metric"], [v["name"] for v in data["variants"]]
+    all_values = [_value(r, metric) for row in data["rows"] for v in row["variants"] for r in v["runs"]]
+    factor, unit = display_scale(data.get("unit") or "", all_values)
+    unit_txt = f" ({unit})" if unit else ""
+    sweep = data.get("sweep")
+    first = sweep["name"] if sweep else "Scenario"
+    out = [f"## hone compare: {metric}{unit_txt}, {data['goal']}, reference {data['reference']}", ""]
+    out.append(f"|{first}|Run|" + "|".join(f"{n}{unit_txt}" for n in names) + "|")
+    out.append("|:---|:---:|" + "|".join("---:" for _ in names) + "|")
+    for row in data["rows"]:
+        label = row_label(data, row) or metric
+        runs = {v["name"]: v["runs"] for v in row["variants"]}
+        nrounds = max(len(r) for r in runs.values())
+        for i in range(nrounds):
+            cells = []
+            for n in names:
+                r = runs[n][i] if i < len(runs[n]) else None
+                if r is None:
+                    cells.append("-")
+                elif r.get("error") is not None:
+                    cells.append("FAILED")
+                else:
+                    cells.append(num(_value(r, metric) * factor))
+            lead = f"***{label}***" if i == 0 else ""
+            out.append(f"|{lead}|**{i + 1}**|" + "|".join(cells) + "|")
+        summ = row["summaries"]
+        comps = row["comparisons"]
+
+        def stat(key: str, names: list[str] = names, summ: dict[str, Any] = summ) -> list[str]:
+            return [num(summ[n][key] * factor) if n in summ else "nan" for n in names]
+
+        out.append("||**STDDEVP**|" + "|".join(stat("stddev")) + "|")
+        out.append("||**Mean**|" + "|".join(stat("mean")) + "|")
+        out.append("||**STDDEVP/Mean**|" + "|".join(
+            pct(summ[n]["cv"] * 100) if n in summ and summ[n]["cv"] is not None else "nan" for n in names) + "|")
+        out.append("||**P95**|" + "|".join(stat("p95")) + "|")
+        opt = ["100.00%"] + [
+            f"***{pct(comps[n]['opt_over_default_pct'])}***" if n in comps else "nan" for n in names[1:]]
+        out.append("||**Opt/Default**|" + "|".join(opt) + "|")
+    out += ["", "Opt/Default: how much lower the mean is than the reference's (positive = lower).", ""]
+    out.append(f"|{first}|Variant|Ratio vs {data['reference']}|Change|{round((1 - data['alpha']) * 100)}% CI|"
+               "p (Wilcoxon)|Verdict|Detectable effect|")
+    out.append("|:---|:---|---:|---:|:---:|---:|:---|---:|")
+    for row in data["rows"]:
+        label = row_label(data, row) or metric
+        for n in names[1:]:
+            c = row["comparisons"].get(n)
+            if c is None:
+                continue
+            out.append(f"|{label}|{n}|{num(c['ratio'], 4)}|{pct(c['change_pct'], sign=True)}|{ci_text(c)}|"
+                       f"{p_text(c['p_value'] if c['p_value'] is not None else math.nan)}|**{c['verdict']}**|"
+                       f"±{pct(c['mde_pct'])}|")
+    warnings = [w for row in data["rows"] for w in row.get("warnings", [])] + data.get("warnings", [])
+    if warnings:
+        out += ["", *[f"- warning: {w}" for w in warnings]]
+    fp = data.get("fingerprint", {})
+    out += ["", f"{_rounds_text(data)}; seed {data['seed']}; {fp.get('cpu_model')}, kernel {fp.get('kernel')}."]
+    return "\n".join(out) + "\n"
+
+
+def _rounds_text(data: dict[str, Any]) -> str:
+    n = max(len(v["runs"]) for row in data["rows"] for v in row["variants"])
+    return f"{n} interleaved rounds (random order per round), {data['warmup']} warm-up"

@@ -1,0 +1,80 @@
+"""Terminal rendering of a compare result (rich): summary, ratios with CIs, verdicts."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from hone.report.base import ci_text, display_scale, num, p_text, pct, row_label
+
+_VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no difference": "bold", "inconclusive": "yellow"}
+
+
+def _verdict_text(c: dict[str, Any]) -> Text:
+    verdict = c["verdict"]
+    text = Text(verdict, style=_VERDICT_STYLE.get(verdict, ""))
+    if c.get("reason") and verdict in ("no difference", "inconclusive"):
+        text.append(f" ({c['reason']})", style="dim")
+    return text
+
+
+def render_row(data: dict[str, Any], row: dict[str, Any]) -> Table:
+    """One table for one sweep value: a line per variant, reference first."""
+    metric = data["metric"]
+    means = [s["mean"] for s in row["summaries"].values() if s.get("mean") is not None]
+    factor, unit = display_scale(data.get("unit") or "", means)
+    label = row_label(data, row)
+    title = f"{metric} ({unit}, {'lower' if data['goal'] == 'minimize' else 'higher'} is better)"
+    table = Table(title=f"{label}  {title}" if label else title, title_justify="left")
+    for col in ("variant", "n", "failed", "mean", "± stddev", "stddev/mean", "P95", "wall mean",
+                f"vs {data['reference']}", f"{round((1 - data['alpha']) * 100)}% CI", "p", "verdict"):
+        table.add_column(col, justify="left" if col in ("variant", "verdict") else "right")
+    for v in row["variants"]:
+        name = v["name"]
+        s = row["summaries"].get(name)
+        c = row["comparisons"].get(name)
+        failed = row["failed"].get(name, 0)
+        failed_txt = Text(str(failed), style="bold red") if failed else Text("0")
+        stats = (
+            [num(s["mean"] * factor, 3), num(s["stddev"] * factor, 3),
+             pct(s["cv"] * 100 if s["cv"] is not None else math.nan), num(s["p95"] * factor, 3),
+             f"{num(s['wall_mean'] * 1000, 1)} ms" if s.get("wall_mean") is not None else "-"]
+            if s else ["—"] * 5
+        )
+        if c is None:
+            cmp_cells: list[RenderableType] = [Text("reference", style="dim"), "", "", ""]
+        else:
+            cmp_cells = [f"×{num(c['ratio'], 4)} ({pct(c['change_pct'], sign=True)})", ci_text(c),
+                         p_text(c["p_value"] if c["p_value"] is not None else math.nan), _verdict_text(c)]
+        n = str(s["n"]) if s else "0"
+        table.add_row(name, n, failed_txt, *stats, *cmp_cells)
+    return table
+
+
+def render(data: dict[str, Any]) -> RenderableType:
+    """Every row's table, the detectable effects, the warnings and how it was run."""
+    parts: list[RenderableType] = []
+    for row in data["rows"]:
+        parts.append(render_row(data, row))
+        for name, c in row["comparisons"].items():
+            mde = c.get("mde_pct")
+            if c["verdict"] in ("no difference", "inconclusive") and mde is not None:
+                parts.append(Text(f"  {name}: with {c['n']} rounds the smallest detectable change is "
+                                  f"±{pct(mde)} (threshold {data['threshold']:.1%})", style="dim"))
+        for w in row.get("warnings", []):
+            parts.append(Text(f"warning: {w}", style="yellow"))
+    for w in data.get("warnings", []):
+        parts.append(Text(f"warning: {w}", style="yellow"))
+    n = max((len(v["runs"]) for row in data["rows"] for v in row["variants"]), default=0)
+    how = (f"{n} interleaved rounds (random order per round, seed {data['seed']}), {data['warmup']} warm-up; "
+           f"metric {data['metric']}: {data.get('metric_reason') or ''}")
+    if data.get("alpha_split"):
+        split = data["alpha_split"]
+        how += f"; planned extension to {data['max_rounds']} rounds, α split {split['first_look']:.3g} + " \
+               f"{split['second_look']:.3g}"
+    parts.append(Text(how, style="dim"))
+    return Group(*parts)

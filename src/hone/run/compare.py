@@ -1,0 +1,458 @@
+"""``hone compare``: build the variants, run interleaved rounds, compute the verdicts.
+
+Two kinds of variants:
+
+* commands (hyperfine-style): each argument is a command line; ``{name}`` placeholders
+  take the ``--sweep`` value.
+* spec variants: ``NAME:KNOB=V,KNOB=V`` on one spec; each run first applies the variant's
+  knobs through the journal, and every knob is restored at the end (Ctrl-C included).
+
+The result is a plain dict in the versioned ``hone-compare/1`` format (every raw run, the
+orders, the fingerprint, summaries and comparisons); ``hone report`` renders it again.
+
+``--max-rounds`` is one planned extension, never "rerun until significant": the first
+look (after ``rounds``) tests at α₁ = 0.2·α, the second (after ``max_rounds``) at
+α₂ = 0.8·α. α₁ + α₂ = α, so by the union bound the chance of any false "faster/slower"
+over both looks stays ≤ α. Spending little at the first look keeps the final look's power
+close to a single test at α. The experiment stops at the first look only when every
+comparison is already decisive (faster/slower, or no difference with a detectable effect
+no larger than the threshold).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shlex
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hone import __version__
+from hone.errors import HoneError
+from hone.fingerprint import fingerprint
+from hone.run.benchmark import Measurement, run_once
+from hone.run.process import run_process
+from hone.run.schedule import InterleavedResult, Variant, extend_interleaved, run_interleaved
+from hone.stats.paired import compare_paired, opt_over_default_pct
+from hone.stats.summary import summarize
+
+COMPARE_FORMAT = "hone-compare/1"
+# Builtin metrics every run has, with their unit and goal (lower is better).
+RUN_METRICS = {"cpu_time": "s", "wall_time": "s", "user_time": "s", "sys_time": "s", "max_rss": "KiB"}
+# A command whose CPU time is below this share of its wall time mostly waits (sleep, I/O,
+# network): its CPU time says little about how long users wait, so compare wall time.
+CPU_BOUND_SHARE = 0.5
+FIRST_LOOK_ALPHA_SHARE = 0.2
+
+
+@dataclass
+class CompareSettings:
+    """How to run and judge a comparison. ``threshold`` and ``cv_warn`` are fractions."""
+
+    rounds: int = 20
+    warmup: int = 1
+    seed: int = 0
+    metric: str | None = None
+    goal: str | None = None
+    threshold: float = 0.01
+    alpha: float = 0.05
+    max_rounds: int | None = None
+    pin: str | None = None
+    no_aslr: bool = False
+    timeout: float = 600.0
+    shell: bool = False
+    cv_warn: float = 0.05
+    n_resamples: int = 2000
+
+
+@dataclass
+class Arm:
+    """A variant before it is bound to a sweep value: its name, what it is (command line
+    or knob assignments) and optional untimed prepare/cleanup commands."""
+
+    name: str
+    description: str
+    command: str | None = None
+    knobs: dict[str, Any] = field(default_factory=dict)
+    prepare: str | None = None
+    cleanup: str | None = None
+
+
+# ---------------------------------------------------------------- argument parsing
+
+
+def parse_sweep(text: str | None) -> tuple[str, list[str]] | None:
+    """``"threads=1,20,40"`` → ``("threads", ["1", "20", "40"])``."""
+    if text is None:
+        return None
+    name, sep, values = text.partition("=")
+    vals = [v.strip() for v in values.split(",") if v.strip()]
+    if not sep or not name.strip() or not vals:
+        raise HoneError(f"--sweep {text}: expected NAME=v1,v2,…")
+    return name.strip(), vals
+
+
+def parse_variant(text: str) -> tuple[str, list[str]]:
+    """``"fast:cache=2000,sync=off"`` → ``("fast", ["cache=2000", "sync=off"])``.
+    ``"base:"`` is a variant that sets nothing (the machine as it is)."""
+    name, sep, rest = text.partition(":")
+    if not sep or not name.strip():
+        raise HoneError(f"--variant {text}: expected NAME:KNOB=VALUE[,KNOB=VALUE…]")
+    items = [i.strip() for i in rest.split(",") if i.strip()]
+    return name.strip(), items
+
+
+def per_variant(values: Sequence[str], count: int, flag: str) -> list[str | None]:
+    """One value for all variants, or exactly one per variant (hyperfine's rule)."""
+    if not values:
+        return [None] * count
+    if len(values) == 1:
+        return [values[0]] * count
+    if len(values) != count:
+        raise HoneError(f"{flag} given {len(values)} times for {count} variants: give it once or once per variant")
+    return list(values)
+
+
+def command_arms(
+    commands: Sequence[str], names: Sequence[str], prepare: Sequence[str], cleanup: Sequence[str]
+) -> list[Arm]:
+    if len(commands) < 2:
+        raise HoneError("hone compare needs at least two commands (or SPEC --variant …)")
+    if names and len(names) != len(commands):
+        raise HoneError(f"--name given {len(names)} times for {len(commands)} commands")
+    labels = list(names) if names else [_short_label(c, i) for i, c in enumerate(commands)]
+    if len(set(labels)) != len(labels):
+        labels = [f"{chr(ord('A') + i) if i < 26 else i}: {lbl}" for i, lbl in enumerate(labels)]
+    preps = per_variant(prepare, len(commands), "--prepare")
+    cleans = per_variant(cleanup, len(commands), "--cleanup")
+    return [
+        Arm(name=labels[i], description=c, command=c, prepare=preps[i], cleanup=cleans[i])
+        for i, c in enumerate(commands)
+    ]
+
+
+def _short_label(command: str, index: int) -> str:
+    return command if len(command) <= 40 else command[:37] + "…"
+
+
+# ---------------------------------------------------------------- running
+
+
+def wrapper_argv(settings: CompareSettings) -> list[str]:
+    """taskset/setarch prefix; both exec the command, so wait4 still measures it alone."""
+    out: list[str] = []
+    if settings.pin:
+        out += ["taskset", "-c", settings.pin]
+    if settings.no_aslr:
+        out += ["setarch", os.uname().machine, "-R"]
+    return out
+
+
+def _argv(command: str, shell: bool) -> list[str]:
+    if shell:
+        return ["sh", "-c", command]
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise HoneError(f"cannot split command {command!r}: {exc}", hint="quote it, or use --shell") from None
+    if not argv:
+        raise HoneError("empty command")
+    return argv
+
+
+def _substitute(text: str, sweep: tuple[str, str] | None) -> str:
+    return text.replace("{" + sweep[0] + "}", sweep[1]) if sweep else text
+
+
+def _hook(command: str | None, settings: CompareSettings, what: str) -> Callable[[], None] | None:
+    if command is None:
+        return None
+    argv = _argv(command, settings.shell)
+
+    def run() -> None:
+        res = run_process(argv, timeout=settings.timeout)
+        if not res.ok:
+            raise HoneError(f"{what} {command!r}: {res.describe_failure()}")
+
+    return run
+
+
+def command_variants(arms: Sequence[Arm], settings: CompareSettings, sweep: tuple[str, str] | None) -> list[Variant]:
+    """Variants that run each arm's command line (``{sweep}`` substituted)."""
+    wrap = wrapper_argv(settings)
+    variants = []
+    for arm in arms:
+        assert arm.command is not None
+        argv = [*wrap, *_argv(_substitute(arm.command, sweep), settings.shell)]
+
+        def run(argv: list[str] = argv) -> Measurement:
+            res = run_process(argv, timeout=settings.timeout)
+            m = Measurement.from_process(res)
+            if not res.ok:
+                m.error = res.describe_failure()
+            return m
+
+        variants.append(Variant(
+            name=arm.name, run=run,
+            prepare=_hook(_substitute(arm.prepare, sweep) if arm.prepare else None, settings, "--prepare"),
+            cleanup=_hook(_substitute(arm.cleanup, sweep) if arm.cleanup else None, settings, "--cleanup"),
+        ))
+    return variants
+
+
+def spec_variants(
+    loaded: Any, configurator: Any, arms: Sequence[Arm], settings: CompareSettings,
+    baseline: dict[str, Any], sweep: tuple[str, Any] | None,
+) -> list[Variant]:
+    """Variants of one spec: before each run, apply that variant's knobs (journaled).
+
+    Knobs another variant sets are put back to their session-start value (``baseline``)
+    for variants that do not set them, so no variant inherits its neighbour's settings."""
+    touched = {k for arm in arms for k in arm.knobs}
+    if sweep:
+        touched.add(sweep[0])
+    wrap = wrapper_argv(settings) or None
+    variants = []
+    for arm in arms:
+        values = {k: baseline[k] for k in touched if k not in arm.knobs}
+        values.update(arm.knobs)
+        if sweep:
+            values[sweep[0]] = sweep[1]
+        ctx_box: dict[str, Any] = {}
+        user_prep = _hook(arm.prepare, settings, "--prepare")
+
+        def prepare(values: dict[str, Any] = values, box: dict[str, Any] = ctx_box,
+                    user_prep: Callable[[], None] | None = user_prep) -> None:
+            box["ctx"] = configurator.apply(values)
+            if user_prep:
+                user_prep()
+
+        def run(box: dict[str, Any] = ctx_box) -> Measurement:
+            return run_once(loaded, box["ctx"], wrapper=wrap)
+
+        variants.append(Variant(name=arm.name, run=run, prepare=prepare,
+                                cleanup=_hook(arm.cleanup, settings, "--cleanup")))
+    return variants
+
+
+def metric_value(run: dict[str, Any], metric: str) -> float:
+    """One run's value of ``metric`` (NaN for a failed run or a missing metric)."""
+    if run.get("error") is not None:
+        return math.nan
+    builtin = {"cpu_time": "cpu_s", "wall_time": "wall_s", "user_time": "user_s", "sys_time": "sys_s",
+               "max_rss": "max_rss_kb"}
+    value = run.get("metrics", {}).get(metric) if metric in run.get("metrics", {}) else run.get(builtin.get(metric, ""))
+    # JSON stores NaN as null.
+    return math.nan if value is None else float(value)
+
+
+def choose_command_metric(runs: Sequence[Measurement]) -> tuple[str, str]:
+    """cpu_time when the commands keep a CPU busy, wall_time when they mostly wait.
+
+    Returns the metric and the reason (shown to the user)."""
+    shares = [m.cpu_s / m.wall_s for m in runs if m.ok and m.wall_s > 0]
+    if not shares:
+        return "cpu_time", "default for commands"
+    share = statistics.median(shares)
+    if share >= CPU_BOUND_SHARE:
+        return "cpu_time", f"CPU-bound: CPU time is {share:.0%} of wall time"
+    return "wall_time", f"not CPU-bound (CPU time is {share:.0%} of wall time): comparing wall time"
+
+
+# ---------------------------------------------------------------- statistics of one row
+
+
+def analyse_row(row: dict[str, Any], meta: dict[str, Any], alpha: float) -> None:
+    """Fill ``row["summaries"]``, ``row["comparisons"]`` and ``row["warnings"]`` from the
+    raw runs (reference = first variant). Pure: same input, same output."""
+    metric, goal, threshold = meta["metric"], meta["goal"], meta["threshold"]
+    variants = row["variants"]
+    ref = variants[0]
+    values = {v["name"]: [metric_value(r, metric) for r in v["runs"]] for v in variants}
+    row["summaries"] = {}
+    row["comparisons"] = {}
+    row["failed"] = {}
+    warnings: list[str] = []
+    for v in variants:
+        name = v["name"]
+        ok = [x for x in values[name] if math.isfinite(x)]
+        failed = [r for r in v["runs"] if r.get("error") is not None]
+        row["failed"][name] = len(failed)
+        if failed:
+            warnings.append(f"{name}: {len(failed)} of {len(v['runs'])} runs failed: {failed[0]['error']}")
+        if ok:
+            s = summarize(ok)
+            d = s.to_dict()
+            d["wall_mean"] = statistics.fmean(
+                r["wall_s"] for r in v["runs"] if r.get("error") is None)
+            row["summaries"][name] = d
+            if math.isfinite(s.cv) and s.cv > meta["cv_warn"]:
+                warnings.append(f"{name}: high noise, {metric} stddev/mean {s.cv:.1%} "
+                                f"(> {meta['cv_warn']:.0%})")
+    for v in variants[1:]:
+        cmp = compare_paired(values[ref["name"]], values[v["name"]], goal=goal, threshold=threshold,
+                             alpha=alpha, confidence=1 - alpha, n_resamples=meta.get("n_resamples", 2000),
+                             seed=meta["seed"])
+        d = cmp.to_dict()
+        rs, vs = row["summaries"].get(ref["name"]), row["summaries"].get(v["name"])
+        d["opt_over_default_pct"] = (
+            opt_over_default_pct(rs["mean"], vs["mean"]) if rs and vs else math.nan)
+        row["comparisons"][v["name"]] = d
+        if cmp.n > 0 and cmp.verdict in ("no difference", "inconclusive") and cmp.mde_pct > threshold * 100:
+            need = _rounds_needed(cmp.n, cmp.mde_pct, threshold * 100)
+            warnings.append(
+                f"{v['name']}: too few rounds for the {threshold:.1%} threshold: {cmp.n} rounds can only "
+                f"detect ±{cmp.mde_pct:.2f}%" + (f"; about {need} rounds needed" if need else ""))
+    row["warnings"] = warnings
+
+
+def _rounds_needed(n: int, mde_pct: float, threshold_pct: float) -> int | None:
+    # The MDE shrinks like 1/√n, so n·(mde/threshold)² rounds reach the threshold.
+    if not math.isfinite(mde_pct) or threshold_pct <= 0:
+        return None
+    return math.ceil(n * (mde_pct / threshold_pct) ** 2)
+
+
+def _decisive(row: dict[str, Any], threshold: float) -> bool:
+    for c in row["comparisons"].values():
+        if c["verdict"] == "inconclusive":
+            return False
+        if c["verdict"] == "no difference" and not c["mde_pct"] <= threshold * 100:
+            return False
+    return True
+
+
+def _measurements_json(runs: Sequence[Measurement]) -> list[dict[str, Any]]:
+    return [m.to_dict() for m in runs]
+
+
+# ---------------------------------------------------------------- the experiment
+
+
+def run_compare(
+    arms: Sequence[Arm],
+    settings: CompareSettings,
+    *,
+    make_variants: Callable[[tuple[str, Any] | None], list[Variant]],
+    kind: str,
+    sweep: tuple[str, list[str]] | None = None,
+    spec: dict[str, Any] | None = None,
+    spec_text: str | None = None,
+    metric_unit: str | None = None,
+    on_run: Callable[[int, str, Measurement], None] | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Run the whole comparison (every sweep value) and return the ``hone-compare/1`` dict.
+
+    ``make_variants(sweep_value)`` binds the arms to one sweep value (None without a sweep).
+    The caller is responsible for restoring knobs (it owns the Configurator)."""
+    if settings.rounds < 1:
+        raise HoneError(f"--rounds must be at least 1, got {settings.rounds}")
+    if settings.max_rounds is not None and settings.max_rounds <= settings.rounds:
+        raise HoneError(f"--max-rounds ({settings.max_rounds}) must be larger than --rounds ({settings.rounds})")
+    if not 0 < settings.alpha < 1:
+        raise HoneError(f"--alpha must be between 0 and 1, got {settings.alpha}")
+    meta: dict[str, Any] = {
+        "format": COMPARE_FORMAT,
+        "hone_version": __version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "command_line": sys.argv[:],
+        "kind": kind,
+        "spec": spec,
+        "metric": settings.metric,
+        "metric_reason": "chosen with --metric" if settings.metric else None,
+        "unit": metric_unit,
+        "goal": settings.goal or "minimize",
+        "threshold": settings.threshold,
+        "alpha": settings.alpha,
+        "cv_warn": settings.cv_warn,
+        "rounds": settings.rounds,
+        "max_rounds": settings.max_rounds,
+        "alpha_split": (
+            {"first_look": FIRST_LOOK_ALPHA_SHARE * settings.alpha,
+             "second_look": (1 - FIRST_LOOK_ALPHA_SHARE) * settings.alpha}
+            if settings.max_rounds else None),
+        "warmup": settings.warmup,
+        "seed": settings.seed,
+        "n_resamples": settings.n_resamples,
+        "pin": settings.pin,
+        "no_aslr": settings.no_aslr,
+        "shell": settings.shell,
+        "variants": [{"name": a.name, "description": a.description, "command": a.command,
+                      "knobs": {k: v for k, v in a.knobs.items()}, "prepare": a.prepare,
+                      "cleanup": a.cleanup} for a in arms],
+        "reference": arms[0].name,
+        "sweep": {"name": sweep[0], "values": sweep[1]} if sweep else None,
+        "fingerprint": fingerprint(spec_text),
+        "rows": [],
+        "warnings": [],
+    }
+    values: list[str | None] = list(sweep[1]) if sweep else [None]
+    for i, value in enumerate(values):
+        bound = (sweep[0], value) if sweep and value is not None else None
+        variants = make_variants(bound)
+        result = run_interleaved(variants, rounds=settings.rounds, warmup=settings.warmup,
+                                 seed=settings.seed + i, on_run=on_run)
+        if meta["metric"] is None:
+            if kind == "commands":
+                sample = [m for runs in result.warmup_runs.values() for m in runs] or [
+                    m for runs in result.runs.values() for m in runs]
+                meta["metric"], meta["metric_reason"] = choose_command_metric(sample)
+            else:
+                meta["metric"], meta["metric_reason"] = "cpu_time", "default"
+        if meta["unit"] is None:
+            meta["unit"] = RUN_METRICS.get(meta["metric"], "")
+        row = _row(value, result)
+        looks = []
+        if settings.max_rounds:
+            a1 = meta["alpha_split"]["first_look"]
+            analyse_row(row, meta, a1)
+            looks.append({"rounds": settings.rounds, "alpha": a1, "decisive": _decisive(row, settings.threshold)})
+            if not looks[-1]["decisive"]:
+                extend_interleaved(result, variants, rounds=settings.max_rounds - settings.rounds, on_run=on_run)
+                row = _row(value, result)
+                a2 = meta["alpha_split"]["second_look"]
+                analyse_row(row, meta, a2)
+                looks.append({"rounds": settings.max_rounds, "alpha": a2,
+                              "decisive": _decisive(row, settings.threshold)})
+        else:
+            analyse_row(row, meta, settings.alpha)
+            looks.append({"rounds": settings.rounds, "alpha": settings.alpha})
+        row["looks"] = looks
+        meta["rows"].append(row)
+        if on_row:
+            on_row(row)
+    meta["fingerprint_end"] = {"loadavg": list(os.getloadavg()), "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    meta["warnings"] = machine_warnings(meta)
+    return meta
+
+
+def _row(value: str | None, result: InterleavedResult) -> dict[str, Any]:
+    return {
+        "sweep_value": value,
+        "order": result.order,
+        "warmup_order": result.warmup_order,
+        "seed": result.seed,
+        "variants": [
+            {"name": name, "runs": _measurements_json(runs),
+             "warmup_runs": _measurements_json(result.warmup_runs.get(name, []))}
+            for name, runs in result.runs.items()
+        ],
+    }
+
+
+def machine_warnings(meta: dict[str, Any]) -> list[str]:
+    """Load on the machine at start or end (1-minute load average above half the CPUs)."""
+    cpus = meta["fingerprint"].get("cpus") or 1
+    out = []
+    start = meta["fingerprint"].get("loadavg", [0])[0]
+    end = meta.get("fingerprint_end", {}).get("loadavg", [0])[0]
+    worst = max(start, end)
+    if worst > 0.5 * cpus:
+        out.append(f"machine load: 1-min load average {start:.2f} at start, {end:.2f} at end on {cpus} CPUs — "
+                   "other work shares this machine; interleaving protects the ratios, but expect more noise")
+    return out
