@@ -53,9 +53,8 @@ def write_text(path: str, text: str) -> None:
 
 def num(value: float | None, digits: int = 2) -> str:
     """Fixed-point number, ``nan``/``inf`` spelled out, thousands not separated."""
-    if value is None:
-        return "-"
-    if math.isnan(value):
+    # JSON writes NaN as null: render both the same so a re-render matches the original.
+    if value is None or math.isnan(value):
         return "nan"
     if math.isinf(value):
         return "∞" if value > 0 else "-∞"
@@ -77,6 +76,11 @@ def display_scale(unit: str, values: list[float]) -> tuple[float, str]:
     if unit == "s" and finite and max(finite) < 1.0:
         return 1000.0, "ms"
     return 1.0, unit
+
+
+def mde_text(value: float | None) -> str:
+    """Minimal detectable effect in %; null in JSON only ever stands for ∞ (too few rounds)."""
+    return "±∞" if value is None or math.isinf(value) else f"±{pct(value)}"
 
 
 def row_label(data: dict[str, Any], row: dict[str, Any]) -> str:

@@ -56,7 +56,7 @@ def resolve_study(target: str, storage: str | None = None) -> tuple[optuna.Study
 
 def _fig_html(fig: go.Figure, first: bool, div_id: str) -> str:
     fig.update_layout(height=420, margin={"l": 60, "r": 30, "t": 50, "b": 50})
-    return fig.to_html(full_html=False, include_plotlyjs=True if first else False, div_id=div_id)
+    return fig.to_html(full_html=False, include_plotlyjs=bool(first), div_id=div_id)
 
 
 def _figures(study: optuna.Study) -> list[tuple[str, go.Figure]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from hone.report.base import ci_text, display_scale, num, p_text, pct, row_label
+from hone.report.base import ci_text, display_scale, mde_text, num, p_text, pct, row_label
 
 
 def _value(run: dict[str, Any], metric: str) -> float:
@@ -74,7 +74,7 @@ def render(data: dict[str, Any]) -> str:
                 continue
             out.append(f"|{label}|{n}|{num(c['ratio'], 4)}|{pct(c['change_pct'], sign=True)}|{ci_text(c)}|"
                        f"{p_text(c['p_value'] if c['p_value'] is not None else math.nan)}|**{c['verdict']}**|"
-                       f"±{pct(c['mde_pct'])}|")
+                       f"{mde_text(c['mde_pct'])}|")
     warnings = [w for row in data["rows"] for w in row.get("warnings", [])] + data.get("warnings", [])
     if warnings:
         out += ["", *[f"- warning: {w}" for w in warnings]]

@@ -9,7 +9,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from hone.report.base import ci_text, display_scale, num, p_text, pct, row_label
+from hone.report.base import ci_text, display_scale, mde_text, num, p_text, pct, row_label
 
 _VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no difference": "bold", "inconclusive": "yellow"}
 
@@ -62,9 +62,9 @@ def render(data: dict[str, Any]) -> RenderableType:
         parts.append(render_row(data, row))
         for name, c in row["comparisons"].items():
             mde = c.get("mde_pct")
-            if c["verdict"] in ("no difference", "inconclusive") and mde is not None:
+            if c["verdict"] in ("no difference", "inconclusive"):
                 parts.append(Text(f"  {name}: with {c['n']} rounds the smallest detectable change is "
-                                  f"±{pct(mde)} (threshold {data['threshold']:.1%})", style="dim"))
+                                  f"{mde_text(mde)} (threshold {data['threshold']:.1%})", style="dim"))
         for w in row.get("warnings", []):
             parts.append(Text(f"warning: {w}", style="yellow"))
     for w in data.get("warnings", []):
