@@ -24,6 +24,7 @@ _VERB_MODULES = [
     "hone.cli._apply",
     "hone.cli._compare",
     "hone.cli._report",
+    "hone.cli._tune",
     "hone.cli._worker",
 ]
 

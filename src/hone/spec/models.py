@@ -426,11 +426,32 @@ class ScriptKnob(KnobBase):
     _cmd = field_validator("get", "set", mode="before")(_check_command)
 
 
+class LibraryKnob(KnobBase):
+    """A shared library preloaded into the benchmark only (``LD_PRELOAD``, never hone's
+    own environment). Values are allocator names (``glibc`` = no preload, ``jemalloc``,
+    ``tcmalloc``, ``mimalloc``) or paths of ``.so`` files; ``paths`` maps other value
+    names to files."""
+
+    kind: Literal["library"]
+    default: Scalar | None = None
+    paths: dict[str, str] = Field(default_factory=dict)
+
+
+class BinaryKnob(KnobBase):
+    """An ELF file patched in place by ``hone libswap --in-place`` (patchelf). Its
+    original bytes are backed up (sha256-named, in ``backup_dir``) before the change so
+    ``hone rollback`` restores them exactly. Values are patch descriptions (JSON)."""
+
+    kind: Literal["binary"]
+    path: str
+    backup_dir: str | None = None
+
+
 Knob = Annotated[
-    ParamKnob | EnvKnob | SysctlKnob | SysfsKnob | FileKnob | ScriptKnob,
+    ParamKnob | EnvKnob | SysctlKnob | SysfsKnob | FileKnob | ScriptKnob | LibraryKnob | BinaryKnob,
     Field(discriminator="kind"),
 ]
-KNOB_KINDS = ("param", "env", "sysctl", "sysfs", "file", "script")
+KNOB_KINDS = ("param", "env", "sysctl", "sysfs", "file", "script", "library", "binary")
 
 
 # ---------------------------------------------------------------- tune
@@ -447,6 +468,7 @@ class Tune(StrictModel):
     confirm: int = Field(5, ge=0)
     top_k: int = Field(3, ge=1)
     objective: Literal["weighted", "single", "pareto"] | None = None
+    random_starts: int | None = Field(None, ge=1)
 
 
 # ---------------------------------------------------------------- spec

@@ -1,0 +1,187 @@
+"""``hone tune``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+import optuna
+import yaml
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from hone.cli import main
+from hone.cli._common import console, err_console, fmt_num, write_json
+from hone.paths import state_dir
+from hone.spec import load_spec
+from hone.tune import SAMPLERS, TrialOutcome, TuneEvents, TuneResult, TuneSettings, finished_trials, tune
+
+
+def _short(config: dict[str, Any], limit: int = 6) -> str:
+    items = [f"{k}={v}" for k, v in config.items()]
+    return " ".join(items[:limit]) + (" …" if len(items) > limit else "")
+
+
+def _pct_vs_baseline(result_means: dict[str, float], baseline: dict[str, float], name: str, goal: str) -> str:
+    b = baseline.get(name)
+    if not b:
+        return ""
+    change = (result_means[name] - b) / abs(b) * 100
+    return f"{change:+.1f}%"
+
+
+@main.command("tune")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("--atune-server", metavar="SERVER.yaml", help="SPEC is an A-Tune client YAML; this is its server YAML.")
+@click.option("--trials", type=int, default=None, help="Trials to run (default: the spec's tune.trials).")
+@click.option("--seed", type=int, default=None, help="Sampler seed: same seed + same measurements → same suggestions.")
+@click.option("--sampler", type=click.Choice(SAMPLERS, case_sensitive=False), default=None,
+              help="Search algorithm (default: tune.sampler, auto = multivariate TPE).")
+@click.option("--storage", metavar="URL", default=None,
+              help="Optuna storage URL (default: sqlite:///<state dir>/studies.db; postgresql://… for a fleet).")
+@click.option("--study", "study_name", metavar="NAME", default=None, help="Study name (default: SPEC-NAME-DATE-TIME).")
+@click.option("--resume", is_flag=True, help="Continue the study (default: the spec's latest) after a crash or Ctrl-C.")
+@click.option("--apply-best", is_flag=True, help="Leave the confirmed winner applied (journaled; `hone rollback`).")
+@click.option("--pareto", is_flag=True, help="Search the Pareto front of all weighted metrics.")
+@click.option("--repeats", type=int, default=None, help="Runs per configuration (default: benchmark.repeats).")
+@click.option("--confirm", "confirm_rounds", type=int, default=None,
+              help="Interleaved confirmation rounds (default: tune.confirm, at least 6; 0 = skip).")
+@click.option("--top-k", type=int, default=None, help="Candidates to confirm (default: tune.top_k).")
+@click.option("--json", "json_path", metavar="FILE", help="Write the result as JSON (- = stdout).")
+@click.option("--html", "html_path", metavar="FILE",
+              help="Write the HTML report here (default: <state dir>/reports/STUDY.html).")
+def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int | None, sampler: str | None,
+             storage: str | None, study_name: str | None, resume: bool, apply_best: bool, pareto: bool,
+             repeats: int | None, confirm_rounds: int | None, top_k: int | None, json_path: str | None,
+             html_path: str | None) -> None:
+    """Search SPEC's knob space for a configuration that beats the current one.
+
+    Baseline (current values, measured `repeats` times) → trials (apply, benchmark,
+    score; failures are recorded and the study goes on) → the top candidates are
+    re-measured against the baseline in interleaved rounds → the best *confirmed* one is
+    recommended, or "keep the current configuration". Every knob is restored at the end,
+    also on Ctrl-C/SIGTERM, unless --apply-best keeps the confirmed winner.
+    """
+    if atune_server:
+        from hone.spec.atune import load_atune
+
+        loaded = load_atune(spec, atune_server)
+        apply_spec = _save_translation(loaded)
+        console.print(f"[dim]A-Tune pair translated to {apply_spec} (for `hone apply`/`hone run`)[/dim]")
+    else:
+        loaded = load_spec(spec)
+    t = loaded.spec.tune
+    settings = TuneSettings(
+        trials=trials or t.trials, seed=t.seed if seed is None else seed, sampler=sampler or t.sampler,
+        storage=storage, study=study_name, resume=resume, apply_best=apply_best, pareto=pareto,
+        random_starts=t.random_starts, repeats=repeats,
+        confirm_rounds=t.confirm if confirm_rounds is None else confirm_rounds, top_k=top_k or t.top_k,
+    )
+    metric_units = {m.name: m.unit or "" for m in loaded.spec.metrics}
+    started = time.perf_counter()
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=console, transient=True)
+    task = progress.add_task("trials", total=settings.trials)
+    state: dict[str, Any] = {"baseline": {}, "best": None}
+
+    def on_phase(phase: str, message: str) -> None:
+        progress.console.print(f"[cyan]{phase}[/cyan]: {message}")
+
+    def on_trial(o: TrialOutcome, study: optuna.Study) -> None:
+        done = len(finished_trials(study))
+        progress.update(task, completed=done)
+        elapsed = time.perf_counter() - started
+        head = f"trial {done}/{settings.trials} (#{o.number}) {elapsed:6.1f}s"
+        if o.state == "failed":
+            progress.console.print(f"{head}  [red]FAILED[/red] {_short(o.config)} — {o.reason}")
+            return
+        objective_value = o.values[0] if o.values else float("nan")
+        directions = study.directions
+        better = state["best"] is None or (
+            len(directions) == 1 and (objective_value > state["best"] if directions[0].name == "MAXIMIZE"
+                                      else objective_value < state["best"]))
+        if better and o.feasible:
+            state["best"] = objective_value
+        base = study.user_attrs.get("hone_baseline", {}).get("means", {})
+        metrics = " ".join(
+            f"{n}={fmt_num(v)} ({_pct_vs_baseline(o.means, base, n, '')})"
+            for n, v in o.means.items() if n in metric_units)
+        infeasible = "" if o.feasible else " [yellow]infeasible[/yellow]"
+        best = f"best {fmt_num(state['best'])} (unconfirmed)" if state["best"] is not None else ""
+        progress.console.print(f"{head}  {best}  {_short(o.config)}  {metrics}{infeasible}")
+
+    def on_confirm_run(rnd: int, name: str, m: Any) -> None:
+        if rnd >= 0 and name == "baseline":
+            progress.console.print(f"[dim]confirmation round {rnd + 1}[/dim]")
+
+    events = TuneEvents(on_phase=on_phase, on_trial=on_trial, on_confirm_run=on_confirm_run)
+    with progress:
+        result = tune(loaded, settings, events)
+    if atune_server:
+        result.spec_path = str(apply_spec)
+    _print_result(result)
+    html_out = html_path or str(state_dir() / "reports" / f"{result.study}.html")
+    from hone.report.html import write_study_html
+
+    path = write_study_html(result.study, html_out, storage=result.storage)
+    console.print(f"HTML report: {path}")
+    console.print(f"[dim]study {result.study!r} in {result.storage} ({time.perf_counter() - started:.0f} s)[/dim]")
+    if json_path:
+        write_json(json_path, result.to_json())
+
+
+def _save_translation(loaded: Any) -> Path:
+    """Write a translated A-Tune pair as a hone spec in the state directory."""
+    out = state_dir() / "atune" / f"{loaded.spec.name}.yaml"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    data = loaded.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+    out.write_text(f"# translated by hone from {loaded.path}\n" + yaml.safe_dump(data, sort_keys=False))
+    return out
+
+
+def _print_result(result: TuneResult) -> None:
+    doc = result.to_json()
+    table = Table(title=f"hone tune {result.spec_name}: baseline vs recommendation")
+    for col in ("metric", "baseline (search)", "recommendation (confirmation)", "change", "95% CI", "p", "verdict"):
+        table.add_column(col, justify="left" if col in ("metric", "verdict") else "right")
+    best = result.winner or (result.confirmations[0] if result.confirmations else None)
+    for m in result.objective.metrics:
+        base = result.baseline.get("means", {}).get(m.name)
+        if best is None:
+            table.add_row(m.name, fmt_num(base) if base is not None else "–", "–", "", "", "", "")
+            continue
+        comp = best.metric_comparisons.get(m.name)
+        table.add_row(
+            f"{m.name} ({m.goal})", fmt_num(best.baseline_means.get(m.name, float("nan"))),
+            fmt_num(best.means.get(m.name, float("nan"))),
+            f"{comp.change_pct:+.2f}%" if comp else "",
+            f"{comp.ci_pct[0]:+.2f}% … {comp.ci_pct[1]:+.2f}%" if comp else "",
+            f"{comp.p_value:.3g}" if comp else "", comp.verdict if comp else "")
+    console.print(table)
+    for c in result.confirmations:
+        comp = c.comparison
+        mark = "[green]✔[/green]" if c is result.winner else " "
+        console.print(f" {mark} {c.candidate.name}: {comp.change_pct:+.2f}% [{comp.ci_pct[0]:+.2f}%, "
+                      f"{comp.ci_pct[1]:+.2f}%] p={comp.p_value:.3g} n={comp.n} → {comp.verdict}"
+                      f"{' (' + comp.reason + ')' if comp.reason else ''}  {_short(c.candidate.config, 8)}")
+    if result.importances:
+        console.print("knob importances (fANOVA): " + ", ".join(
+            f"{k} {v:.0%}" for k, v in list(result.importances.items())[:8]))
+    console.print(f"trials: {result.trials} ({result.failed_trials} failed)")
+    if result.winner is None:
+        console.print(f"[bold yellow]Recommendation: keep the current configuration[/bold yellow] "
+                      f"({result.verdict if result.confirmations else 'nothing was confirmed'})")
+    else:
+        comp = result.winner.comparison
+        console.print(f"[bold green]Recommendation (confirmed): {_short(result.winner.candidate.config, 20)}"
+                      f"[/bold green]\n  {comp.change_pct:+.2f}% vs baseline, 95% CI [{comp.ci_pct[0]:+.2f}%, "
+                      f"{comp.ci_pct[1]:+.2f}%], p = {comp.p_value:.3g}, {comp.n} interleaved rounds")
+        cmd = doc.get("apply_command")
+        if cmd:
+            console.print(f"  apply it: {cmd}" + ("  (applied: --apply-best)" if result.applied else ""))
+        if doc.get("run_settings"):
+            console.print("  benchmark settings (param/env knobs): " + _short(doc["run_settings"], 20))
+    for problem in result.restore_problems:
+        err_console.print(f"[red]restore problem: {problem} (run `hone rollback`)[/red]")

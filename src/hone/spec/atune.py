@@ -1,0 +1,271 @@
+"""A-Tune's client/server YAML pair, read as-is and translated into a hone :class:`Spec`.
+
+Client (``atune-adm tuning --detail CLIENT.yaml``): ``project``, ``engine``,
+``iterations``, ``random_starts``, ``benchmark`` (a shell command), ``evaluations[]`` with
+``name`` and ``info.{get, type, weight, threshold}``. ``type: positive`` means smaller is
+better (minimize), ``negative`` larger is better (maximize). Server: ``project``,
+``maxiterations``, ``startworkload``, ``stopworkload``, ``object[]`` with ``name`` and
+``info.{desc, get, set, needrestart, type, scope, step, items, options, dtype}``.
+
+Where A-Tune's own semantics are broken hone does the right thing, on purpose:
+
+* ``get`` commands: A-Tune pastes the benchmark output into the shell text
+  (``echo '$out' | …``) — output containing a quote breaks the command or runs code.
+  hone runs ``get`` under ``sh -c`` with the output in the environment variable ``out``
+  (and on stdin); every ``$out`` / ``'$out'`` / ``${out}`` in the text is rewritten to the
+  quoted variable reference ``"$out"``, so the data is never parsed as shell code.
+* ``set`` commands get the value as ``"$value"`` (one argument, from the environment),
+  not pasted text.
+* discrete integer ranges (``scope`` + ``step``) stay *ordered* integer ranges; A-Tune
+  turns them into unordered categories. ``items`` join the range as ordered values.
+* continuous ranges are float64, not A-Tune's float32 (which rounds 107374182400).
+* every configuration, the baseline included, is measured ``repeats`` times (default 3;
+  A-Tune measures once), and the winner must survive confirmation.
+* ``threshold`` on an evaluation becomes a constraint: ``>= threshold`` for maximized
+  metrics, ``<= threshold`` for minimized ones (infeasible trials are never recommended).
+* the objective is A-Tune's weighted sum of % change against the baseline; a metric whose
+  baseline is 0 uses its absolute change (A-Tune aborts).
+* ``needrestart: true`` wraps ``set`` as ``stopworkload; set; startworkload``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from hone.errors import SpecError
+from hone.spec._yaml import Loc, LocatedYaml, load_located
+from hone.spec.loader import LoadedSpec, spec_error_from_validation
+from hone.spec.models import Spec, _show
+
+#: A-Tune engine names → hone samplers. A-Tune's "bayes" is a GP (needs PyTorch in
+#: Optuna); hone uses its default (multivariate TPE) for engines it does not have.
+ENGINES = {
+    "bayes": "auto", "gbrt": "auto", "forest": "auto", "extraTrees": "auto", "tpe": "tpe",
+    "random": "random", "lhs": "qmc", "abtest": "grid", "gridsearch": "grid", "traverse": "grid",
+}
+CLIENT_KEYS = {"project", "engine", "iterations", "random_starts", "benchmark", "evaluations",
+               "feature_filter_engine", "feature_filter_cycle", "feature_filter_iters", "split_count",
+               "feature_filter_count", "feature_selector", "select_feature", "prj_name", "sel_feature"}
+SERVER_KEYS = {"project", "maxiterations", "startworkload", "stopworkload", "object"}
+OBJECT_INFO_KEYS = {"desc", "get", "set", "needrestart", "type", "scope", "step", "items", "options", "dtype",
+                    "ref"}
+MAX_VALUES = 2000  # above this a discrete range stays a range and ``items`` are dropped
+
+_QUOTED_OUT = re.compile(r"'\$(?:out|\{out\})'|\"\$(?:out|\{out\})\"|\$\{out\}|\$out\b")
+_QUOTED_VALUE = re.compile(r"'\$(?:value|\{value\})'|\"\$(?:value|\{value\})\"|\$\{value\}|\$value\b")
+
+
+def quote_var(text: str, var: str) -> str:
+    """Rewrite every reference to ``$var`` (bare, braced, single- or double-quoted) as the
+    double-quoted variable ``"$var"``: the shell expands it, the data is never code."""
+    pattern = _QUOTED_OUT if var == "out" else _QUOTED_VALUE
+    return pattern.sub(f'"${var}"', text)
+
+
+def _err(src: LocatedYaml, loc: Loc, message: str) -> SpecError:
+    from hone.spec.loader import format_loc
+
+    return SpecError(f"{src.path}:{src.line_of(loc)}: {format_loc(loc)}: {message}")
+
+
+def _truthy(value: Any) -> bool:
+    return str(value).strip().lower() in ("true", "yes", "1", "on")
+
+
+def _number(text: Any) -> int | float | None:
+    if isinstance(text, bool):
+        return None
+    if isinstance(text, int | float):
+        return text
+    try:
+        f = float(str(text))
+    except ValueError:
+        return None
+    return int(f) if f.is_integer() and "." not in str(text) else f
+
+
+def knob_from_object(obj: Any, i: int, src: LocatedYaml, server: dict[str, Any]) -> dict[str, Any]:
+    """One server ``object`` as a hone script-knob mapping."""
+    loc: Loc = ("object", i)
+    if not isinstance(obj, dict) or "name" not in obj or not isinstance(obj.get("info"), dict):
+        raise _err(src, loc, "expected name: and info: {get, set, type, …}")
+    info = obj["info"]
+    for key in info:
+        if key not in OBJECT_INFO_KEYS:
+            expected = ", ".join(sorted(OBJECT_INFO_KEYS))
+            raise _err(src, (*loc, "info", key), f"unknown key (expected one of: {expected})")
+    for key in ("get", "set"):
+        if not info.get(key):
+            raise _err(src, (*loc, "info"), f"required key {key} missing")
+    set_cmd = quote_var(str(info["set"]), "value")
+    if _truthy(info.get("needrestart", False)):
+        stop, start = server.get("stopworkload"), server.get("startworkload")
+        set_cmd = "\n".join(c for c in (stop, set_cmd, start) if c)
+    knob: dict[str, Any] = {"name": str(obj["name"]), "kind": "script", "get": str(info["get"]), "set": set_cmd,
+                            "shell": True}
+    if info.get("desc"):
+        knob["description"] = str(info["desc"])
+    kind = str(info.get("type", "discrete")).strip().lower()
+    dtype = str(info.get("dtype", "string" if info.get("options") else "int")).strip().lower()
+    options = info.get("options")
+    scope = info.get("scope")
+    items = [v for v in (info.get("items") or []) if v is not None and v != ""]
+    if options:
+        values = [_number(v) if dtype in ("int", "float") else str(v) for v in options]
+        if any(v is None for v in values):
+            raise _err(src, (*loc, "info", "options"), f"expected {dtype} options, got {_show(options)}")
+        knob["values"] = values
+        return knob
+    if not (isinstance(scope, list) and len(scope) == 2):
+        raise _err(src, (*loc, "info", "scope"), f"expected scope: [low, high] or options: [...], got {_show(scope)}")
+    lo, hi = _number(scope[0]), _number(scope[1])
+    if lo is None or hi is None:
+        raise _err(src, (*loc, "info", "scope"), f"expected two numbers, got {_show(scope)}")
+    if kind == "continuous" or dtype == "float":
+        knob.update(type="float", range=[float(lo), float(hi)])
+        if info.get("step"):
+            knob["step"] = float(info["step"])
+        return knob
+    step = int(_number(info.get("step")) or 1)
+    n = (int(hi) - int(lo)) // step + 1
+    if items and n + len(items) <= MAX_VALUES:
+        extra = [_number(v) for v in items]
+        if any(v is None for v in extra):
+            raise _err(src, (*loc, "info", "items"), f"expected numbers, got {_show(items)}")
+        values = sorted(set(range(int(lo), int(hi) + 1, step)) | {int(v) for v in extra if v is not None})
+        knob["values"] = values
+        return knob
+    knob.update(type="int", range=[int(lo), int(hi)])
+    if step != 1:
+        knob["step"] = step
+    return knob
+
+
+def metric_from_evaluation(ev: Any, i: int, src: LocatedYaml) -> dict[str, Any]:
+    """One client ``evaluations`` entry as a hone metric mapping."""
+    loc: Loc = ("evaluations", i)
+    if not isinstance(ev, dict) or "name" not in ev or not isinstance(ev.get("info"), dict):
+        raise _err(src, loc, "expected name: and info: {get, type, weight}")
+    info = ev["info"]
+    if not info.get("get"):
+        raise _err(src, (*loc, "info"), "required key get missing")
+    kind = str(info.get("type", "positive")).strip().lower()
+    if kind not in ("positive", "negative"):
+        raise _err(src, (*loc, "info", "type"), f"expected positive or negative, got {_show(info.get('type'))}")
+    goal = "minimize" if kind == "positive" else "maximize"
+    metric: dict[str, Any] = {
+        "name": str(ev["name"]),
+        "extract": {"command": quote_var(str(info["get"]), "out"), "shell": True},
+        "goal": goal,
+        "weight": float(info.get("weight", 100)),
+    }
+    threshold = info.get("threshold")
+    if threshold not in (None, ""):
+        metric["constraint"] = f"{'>=' if goal == 'maximize' else '<='} {float(threshold):g}"
+    return metric
+
+
+def translate(client: LocatedYaml, server: LocatedYaml) -> dict[str, Any]:
+    """The hone spec mapping for an A-Tune client/server pair (not yet validated)."""
+    c, s = client.data, server.data
+    if not isinstance(c, dict):
+        raise SpecError(f"{client.path}:1: (top level): expected an A-Tune client mapping, got {_show(c)}")
+    if not isinstance(s, dict):
+        raise SpecError(f"{server.path}:1: (top level): expected an A-Tune server mapping, got {_show(s)}")
+    for key in c:
+        if key not in CLIENT_KEYS:
+            raise _err(client, (key,), f"unknown key (expected one of: {', '.join(sorted(CLIENT_KEYS))})")
+    for key in s:
+        if key not in SERVER_KEYS:
+            raise _err(server, (key,), f"unknown key (expected one of: {', '.join(sorted(SERVER_KEYS))})")
+    if not c.get("benchmark"):
+        raise _err(client, (), "required key benchmark missing")
+    evaluations = c.get("evaluations") or []
+    if not isinstance(evaluations, list) or not evaluations:
+        raise _err(client, ("evaluations",), "expected a non-empty list of evaluations")
+    objects = s.get("object") or []
+    if not isinstance(objects, list) or not objects:
+        raise _err(server, ("object",), "expected a non-empty list of objects")
+    engine = str(c.get("engine", "bayes"))
+    tune: dict[str, Any] = {"sampler": ENGINES.get(engine, "auto"), "objective": "weighted",
+                            "trials": int(c.get("iterations") or s.get("maxiterations") or 40)}
+    if c.get("random_starts"):
+        tune["random_starts"] = int(c["random_starts"])
+    return {
+        "name": str(c.get("project") or s.get("project") or Path(client.path).stem),
+        "description": f"A-Tune pair {client.path} + {server.path} (engine {engine})",
+        "benchmark": {"command": str(c["benchmark"]), "shell": True, "timeout": 3600, "repeats": 3},
+        "metrics": [metric_from_evaluation(ev, i, client) for i, ev in enumerate(evaluations)],
+        "knobs": [knob_from_object(o, i, server, s) for i, o in enumerate(objects)],
+        "tune": tune,
+    }
+
+
+def load_atune(client_path: str | Path, server_path: str | Path, *, check_knobs: bool = True) -> LoadedSpec:
+    """Read an A-Tune client + server YAML pair into a validated hone spec. Errors point at
+    ``FILE:LINE`` of the A-Tune file at fault. Nothing on the system is changed."""
+    client = load_located(client_path)
+    server = load_located(server_path)
+    data = translate(client, server)
+    try:
+        spec = Spec.model_validate(data)
+    except ValidationError as exc:
+        err = spec_error_from_validation(exc, server)
+        raise SpecError(f"{err.message} (translated from the A-Tune pair)") from None
+    loaded = LoadedSpec(spec=spec, path=Path(client_path), source=client)
+    if check_knobs:
+        from hone.knobs import check_all
+
+        check_all(loaded)
+    return loaded
+
+
+def to_atune(spec: Spec) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A hone spec made of script knobs and command metrics, written back as an A-Tune
+    client and server mapping (the inverse of :func:`translate`, for round trips)."""
+    inverse = {v: k for k, v in ENGINES.items() if k in ("tpe", "random", "lhs", "abtest")}
+    client: dict[str, Any] = {
+        "project": spec.name,
+        "engine": inverse.get(spec.tune.sampler, "bayes"),
+        "iterations": spec.tune.trials,
+        "benchmark": spec.benchmark.command if isinstance(spec.benchmark.command, str)
+        else " ".join(spec.benchmark.command),
+        "evaluations": [],
+    }
+    if spec.tune.random_starts:
+        client["random_starts"] = spec.tune.random_starts
+    for m in spec.metrics:
+        if m.extract is None or m.extract.command is None:
+            raise SpecError(f"metric {m.name}: only command metrics exist in A-Tune")
+        get = m.extract.command if isinstance(m.extract.command, str) else " ".join(m.extract.command)
+        info: dict[str, Any] = {"get": get, "type": "positive" if m.goal == "minimize" else "negative",
+                                "weight": m.weight}
+        bound = m.constraint_bound()
+        if bound:
+            info["threshold"] = bound[1]
+        client["evaluations"].append({"name": m.name, "info": info})
+    objects = []
+    for k in spec.knobs:
+        if k.kind != "script":
+            raise SpecError(f"knob {k.name}: only script knobs exist in A-Tune (got {k.kind})")
+        info = {"get": k.get, "set": k.set, "needrestart": "false"}
+        if k.description:
+            info["desc"] = k.description
+        if k.values is not None:
+            if k.ordinal and all(isinstance(v, int) for v in k.values):
+                info.update(type="discrete", dtype="int", options=[str(v) for v in k.values])
+            else:
+                info.update(type="discrete", dtype="string", options=[str(v) for v in k.values])
+        elif k.type == "float":
+            info.update(type="continuous", dtype="float", scope=list(k.range))
+            if k.step:
+                info["step"] = k.step
+        else:
+            info.update(type="discrete", dtype="int", scope=[int(v) for v in k.range], step=int(k.step or 1))
+        objects.append({"name": k.name, "info": info})
+    server = {"project": spec.name, "maxiterations": spec.tune.trials, "object": objects}
+    return client, server

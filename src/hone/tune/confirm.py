@@ -1,0 +1,168 @@
+"""Confirmation: re-measure the top candidates against the baseline, interleaved.
+
+Why: the best *observed* trial of a noisy search is biased upwards (it won partly by luck
+— the winner's curse); A-Tune reports and applies it anyway. hone re-measures the top-k
+distinct configurations and the baseline in interleaved, randomly ordered rounds
+(:func:`hone.run.schedule.run_interleaved`) and compares each candidate with the baseline
+round by round (:func:`hone.stats.paired.compare_paired`). The recommendation is the
+candidate with the best mean change among those whose verdict is "faster" (= better
+along the goal); if there is none, the answer is "keep the current configuration".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import optuna
+from optuna.trial import FrozenTrial, TrialState
+
+from hone.run.benchmark import Measurement, run_once
+from hone.run.configure import BenchContext, Configurator
+from hone.run.schedule import Variant, run_interleaved
+from hone.spec.loader import LoadedSpec
+from hone.spec.models import Scalar
+from hone.stats.paired import PairedComparison, compare_paired, min_rounds_for_alpha
+from hone.tune.objective import Objective
+
+BASELINE = "baseline"
+
+
+@dataclass
+class Candidate:
+    """A configuration worth confirming: the trial it came from and its knob values."""
+
+    name: str
+    trial_number: int
+    config: dict[str, Scalar]
+    search_means: dict[str, float]
+
+
+@dataclass
+class Confirmation:
+    """The verdict on one candidate and the per-metric means of its confirmation rounds."""
+
+    candidate: Candidate
+    comparison: PairedComparison
+    means: dict[str, float] = field(default_factory=dict)
+    baseline_means: dict[str, float] = field(default_factory=dict)
+    metric_comparisons: dict[str, PairedComparison] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.candidate.name,
+            "trial": self.candidate.trial_number,
+            "config": self.candidate.config,
+            "comparison": self.comparison.to_dict(),
+            "means": self.means,
+            "baseline_means": self.baseline_means,
+            "metrics": {k: v.to_dict() for k, v in self.metric_comparisons.items()},
+        }
+
+
+def pick_candidates(study: optuna.Study, objective: Objective, top_k: int) -> list[Candidate]:
+    """The ``top_k`` best feasible completed trials with distinct configurations.
+
+    Single objective: by objective value. Pareto: the front, ordered by the confirmation
+    figure (weighted geometric mean of the metrics)."""
+    trials = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+              if all(c <= 0 for c in t.user_attrs.get("hone_constraints", []))]
+    if objective.mode == "pareto":
+        front = {t.number for t in study.best_trials}
+        trials = [t for t in trials if t.number in front]
+        trials.sort(key=lambda t: _figure_key(objective, t))
+    else:
+        sign = -1.0 if objective.directions[0].name == "MAXIMIZE" else 1.0
+        trials.sort(key=lambda t: sign * float(t.values[0]))
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    for t in trials:
+        key = repr(sorted(t.user_attrs.get("config", {}).items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(Candidate(f"trial {t.number}", t.number, dict(t.user_attrs.get("config", {})),
+                             dict(t.user_attrs.get("means", {}))))
+        if len(out) >= top_k:
+            break
+    return out
+
+
+def _figure_key(objective: Objective, t: FrozenTrial) -> float:
+    fig, goal = objective.figure(t.user_attrs.get("means", {}))
+    return -fig if goal == "maximize" else fig
+
+
+def confirm_candidates(
+    loaded: LoadedSpec,
+    configurator: Configurator,
+    objective: Objective,
+    baseline_config: dict[str, Scalar],
+    candidates: list[Candidate],
+    *,
+    rounds: int,
+    warmup: int = 1,
+    seed: int = 0,
+    threshold: float = 0.01,
+    on_run: Callable[[int, str, Measurement], None] | None = None,
+) -> list[Confirmation]:
+    """Interleave baseline and candidates for ``rounds`` rounds (at least the number the
+    signed-rank test needs for p < 0.05) and compare each candidate with the baseline."""
+    rounds = max(rounds, min_rounds_for_alpha(0.05))
+    contexts: dict[str, BenchContext] = {}
+
+    def variant(name: str, config: dict[str, Scalar]) -> Variant:
+        def prepare() -> None:
+            contexts[name] = configurator.apply(config)
+
+        return Variant(name, run=lambda: run_once(loaded, contexts[name]), prepare=prepare)
+
+    variants = [variant(BASELINE, baseline_config)] + [variant(c.name, c.config) for c in candidates]
+    result = run_interleaved(variants, rounds=rounds, warmup=warmup, seed=seed, on_run=on_run)
+    base_runs = result.runs[BASELINE]
+    out = []
+    for c in candidates:
+        cand_runs = result.runs[c.name]
+        ref_fig, cand_fig, goal = [], [], "maximize"
+        for b, r in zip(base_runs, cand_runs, strict=True):
+            if b.ok and r.ok:
+                fb, goal = objective.figure(_means_of(b))
+                fc, _ = objective.figure(_means_of(r))
+                ref_fig.append(fb)
+                cand_fig.append(fc)
+            else:
+                ref_fig.append(math.nan)
+                cand_fig.append(math.nan)
+        comparison = compare_paired(ref_fig, cand_fig, goal=goal, threshold=threshold, seed=seed)  # type: ignore[arg-type]
+        per_metric = {}
+        for m in objective.metrics:
+            ref = [b.metrics.get(m.name, math.nan) if b.ok else math.nan for b in base_runs]
+            cand = [r.metrics.get(m.name, math.nan) if r.ok else math.nan for r in cand_runs]
+            per_metric[m.name] = compare_paired(ref, cand, goal=m.goal or "maximize",  # type: ignore[arg-type]
+                                                threshold=threshold, seed=seed)
+        out.append(Confirmation(c, comparison, _mean_metrics(cand_runs), _mean_metrics(base_runs), per_metric))
+    return out
+
+
+def _means_of(m: Measurement) -> dict[str, float]:
+    return {**m.metrics, "cpu_time": m.metrics.get("cpu_time", m.cpu_s),
+            "wall_time": m.metrics.get("wall_time", m.wall_s)}
+
+
+def _mean_metrics(runs: list[Measurement]) -> dict[str, float]:
+    ok = [r for r in runs if r.ok]
+    if not ok:
+        return {}
+    return {k: sum(_means_of(r)[k] for r in ok) / len(ok) for k in _means_of(ok[0])}
+
+
+def recommend(confirmations: list[Confirmation]) -> Confirmation | None:
+    """The confirmed winner: verdict "faster" (better along the goal), largest mean
+    improvement; None means keep the current configuration."""
+    winners = [c for c in confirmations if c.comparison.improved]
+    if not winners:
+        return None
+    goal = winners[0].comparison.goal
+    return max(winners, key=lambda c: c.comparison.change_pct if goal == "maximize" else -c.comparison.change_pct)

@@ -1,0 +1,25 @@
+"""Which knobs mattered: Optuna's importance evaluators over the completed trials."""
+
+from __future__ import annotations
+
+import optuna
+from optuna.trial import TrialState
+
+
+def knob_importances(study: optuna.Study, evaluator: str = "fanova", seed: int = 0) -> dict[str, float]:
+    """Importance of each knob (fractions summing to 1), most important first.
+
+    ``evaluator``: ``fanova`` (default; random-forest functional ANOVA) or ``ped-anova``.
+    Multi-objective studies are judged on their first objective. Returns {} when there are
+    fewer than 3 completed trials or the evaluator cannot fit (e.g. a constant objective)."""
+    complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    if len(complete) < 3:
+        return {}
+    ev = (optuna.importance.PedAnovaImportanceEvaluator() if evaluator == "ped-anova"
+          else optuna.importance.FanovaImportanceEvaluator(seed=seed))
+    target = (lambda t: t.values[0]) if len(study.directions) > 1 else None
+    try:
+        imp = optuna.importance.get_param_importances(study, evaluator=ev, target=target)
+    except (ValueError, RuntimeError, ZeroDivisionError):
+        return {}
+    return {k: float(v) for k, v in imp.items()}

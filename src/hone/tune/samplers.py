@@ -1,0 +1,105 @@
+"""Optuna samplers by name, seeded, with constraints wired in.
+
+``auto`` is multivariate TPE (grouped, so conditional/mixed spaces work) with a startup
+of random trials proportional to the budget; the tuning benchmark
+(``benchmarks/tuning/``) is where that choice is measured. ``gp`` needs PyTorch (Optuna's
+GPSampler); ``cmaes`` needs the ``cmaes`` package and handles only numeric knobs itself
+(categoricals fall back to independent random sampling inside Optuna).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import optuna
+from optuna.distributions import BaseDistribution
+from optuna.samplers import BaseSampler
+
+from hone.errors import HoneError
+
+SAMPLERS = ("auto", "tpe", "gp", "cmaes", "qmc", "random", "grid", "nsga2")
+ConstraintsFunc = Callable[[optuna.trial.FrozenTrial], Sequence[float]]
+
+
+def startup_trials(n_trials: int, random_starts: int | None = None) -> int:
+    """Random trials before the model takes over: the user's number, else ~20% of the
+    budget, at least 4 and at most 10."""
+    if random_starts is not None:
+        return max(1, random_starts)
+    return max(4, min(10, n_trials // 5))
+
+
+def make_sampler(
+    name: str,
+    *,
+    seed: int | None,
+    n_trials: int,
+    constraints_func: ConstraintsFunc | None = None,
+    random_starts: int | None = None,
+    distributions: dict[str, BaseDistribution] | None = None,
+) -> BaseSampler:
+    """An Optuna sampler for ``name`` (one of :data:`SAMPLERS`). Raises HoneError for an
+    unknown name or a missing optional dependency."""
+    name = name.lower()
+    n_startup = startup_trials(n_trials, random_starts)
+    if name in ("auto", "tpe"):
+        return optuna.samplers.TPESampler(
+            seed=seed,
+            n_startup_trials=n_startup,
+            multivariate=True,
+            group=True,
+            constraints_func=constraints_func,
+            warn_independent_sampling=False,
+        )
+    if name == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    if name == "qmc":
+        return optuna.samplers.QMCSampler(seed=seed, scramble=True, warn_independent_sampling=False)
+    if name == "nsga2":
+        return optuna.samplers.NSGAIISampler(seed=seed, constraints_func=constraints_func)
+    if name == "gp":
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            raise HoneError(
+                "--sampler gp needs PyTorch (Optuna's GPSampler), which is not installed",
+                hint="pip install torch, or use --sampler tpe",
+            ) from None
+        return optuna.samplers.GPSampler(seed=seed, n_startup_trials=n_startup, constraints_func=constraints_func)
+    if name == "cmaes":
+        try:
+            import cmaes  # noqa: F401
+        except ImportError:
+            raise HoneError("--sampler cmaes needs the cmaes package", hint="pip install cmaes") from None
+        return optuna.samplers.CmaEsSampler(
+            seed=seed, n_startup_trials=n_startup, warn_independent_sampling=False,
+            independent_sampler=optuna.samplers.RandomSampler(seed=seed),
+        )
+    if name == "grid":
+        if not distributions:
+            raise HoneError("--sampler grid needs the search space")
+        return optuna.samplers.GridSampler(_grid(distributions), seed=seed)
+    raise HoneError(f"unknown sampler {name!r} (expected one of {', '.join(SAMPLERS)})")
+
+
+def _grid(distributions: dict[str, BaseDistribution]) -> dict[str, list[Any]]:
+    """Every value of each knob; continuous ranges get 5 evenly spaced points."""
+    import numpy as np
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+
+    grid: dict[str, list[Any]] = {}
+    for name, dist in distributions.items():
+        if isinstance(dist, CategoricalDistribution):
+            grid[name] = list(dist.choices)
+        elif isinstance(dist, IntDistribution):
+            values = list(range(dist.low, dist.high + 1, dist.step))
+            if len(values) > 10:
+                pick = np.unique(np.round(np.geomspace(dist.low, dist.high, 10) if dist.log
+                                          else np.linspace(dist.low, dist.high, 10)).astype(int))
+                values = [int(v) for v in pick]
+            grid[name] = values
+        elif isinstance(dist, FloatDistribution):
+            pts = np.geomspace(dist.low, dist.high, 5) if dist.log else np.linspace(dist.low, dist.high, 5)
+            grid[name] = [float(v) for v in pts]
+    return grid

@@ -1,0 +1,265 @@
+"""The study loop: baseline, trials over Optuna ask/tell, crash recovery.
+
+hone owns the measuring; Optuna owns the suggestions and the store. The pieces are
+separate functions so ``hone worker`` (several machines on one study) can reuse them:
+
+* :func:`open_study` — create or load a study in any Optuna storage URL;
+* :func:`ensure_baseline` — measure the current configuration ``repeats`` times once per
+  study (kept in the study's user attrs, so a resumed or second worker reuses it);
+* :func:`recover_interrupted` — trials left RUNNING by a dead hone process on this host are
+  marked FAIL ("interrupted") and their params re-enqueued: nothing lost, nothing counted
+  twice;
+* :func:`run_trials` — ask → apply (journaled) → benchmark → tell, until the study holds
+  ``budget`` finished trials (interrupted ones do not count).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import optuna
+from optuna.trial import FrozenTrial, TrialState
+
+from hone.errors import HoneError
+from hone.fingerprint import fingerprint
+from hone.run.benchmark import Measurement, run_once
+from hone.run.configure import Configurator
+from hone.spec.loader import LoadedSpec
+from hone.spec.models import Scalar
+from hone.tune.objective import Objective
+from hone.tune.space import SearchSpace
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+# Multivariate TPE and enqueue are "experimental" in Optuna: hone pins the version, the
+# warning would only clutter every tune's output.
+warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+
+ATTR_BASELINE = "hone_baseline"
+ATTR_SPEC = "hone_spec"
+ATTR_CONSTRAINTS = "hone_constraints"  # read by the samplers' constraints_func
+ATTR_INTERRUPTED = "hone_interrupted"
+
+
+@dataclass
+class TrialOutcome:
+    """One finished trial as the loop saw it (for progress lines)."""
+
+    number: int
+    config: dict[str, Scalar]
+    state: str  # "complete" | "failed"
+    means: dict[str, float] = field(default_factory=dict)
+    values: list[float] | None = None
+    feasible: bool = True
+    reason: str | None = None
+    elapsed_s: float = 0.0
+
+
+def constraints_from_attrs(trial: FrozenTrial) -> list[float]:
+    """The ``constraints_func`` for Optuna samplers: values stored by :func:`run_trials`."""
+    return list(trial.user_attrs.get(ATTR_CONSTRAINTS, []))
+
+
+def open_study(storage: str, study_name: str, objective: Objective, sampler: optuna.samplers.BaseSampler,
+               *, create: bool, spec_name: str = "") -> optuna.Study:
+    """Create (``create=True``; the name must be new) or load a study. Raises HoneError
+    naming the study when that is impossible."""
+    exists = study_name in {s.study_name for s in optuna.get_all_study_summaries(storage)} \
+        if _has_store(storage) else False
+    if create and exists:
+        raise HoneError(f"study {study_name!r} already exists in {storage}",
+                        hint="add --resume to continue it, or choose another --study NAME")
+    if not create and not exists:
+        raise HoneError(f"no study {study_name!r} in {storage} to resume",
+                        hint="leave out --resume to start it")
+    try:
+        study = optuna.create_study(
+            storage=storage, study_name=study_name, sampler=sampler,
+            directions=objective.directions, load_if_exists=not create,
+        )
+    except (ValueError, ImportError) as exc:
+        raise HoneError(f"cannot open storage {storage}: {exc}") from None
+    if create:
+        study.set_user_attr(ATTR_SPEC, {"name": spec_name, "objective": objective.mode, "label": objective.label,
+                                        "metrics": [m.name for m in objective.metrics],
+                                        "created": time.time()})
+    elif [d.name for d in study.directions] != [d.name for d in objective.directions]:
+        raise HoneError(f"study {study_name!r} was created with another objective ({len(study.directions)} "
+                        "direction(s)); resume it with the same spec and options")
+    return study
+
+
+def _has_store(storage: str) -> bool:
+    if storage.startswith("sqlite:///"):
+        return os.path.exists(storage[len("sqlite:///"):])
+    return True
+
+
+def finished_trials(study: optuna.Study) -> list[FrozenTrial]:
+    """Trials that count against the budget: complete, pruned, or failed for a reason
+    other than being interrupted (those are re-run)."""
+    done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED))
+    return [t for t in done if not t.user_attrs.get(ATTR_INTERRUPTED)]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def recover_interrupted(study: optuna.Study) -> list[int]:
+    """Mark trials left RUNNING by a dead hone process on this host as FAIL (reason
+    "interrupted") and re-enqueue their params. Returns the recovered trial numbers.
+
+    Trials of live processes or other hosts (fleet workers) are left alone."""
+    recovered = []
+    host = socket.gethostname()
+    storage = study._storage
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        if t.user_attrs.get("host") != host or _pid_alive(int(t.user_attrs.get("pid", -1))):
+            continue
+        storage.set_trial_user_attr(t._trial_id, ATTR_INTERRUPTED, True)
+        storage.set_trial_user_attr(t._trial_id, "fail_reason", "interrupted (hone was killed during this trial)")
+        storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+        if t.params:
+            study.enqueue_trial(t.params, user_attrs={"requeued_from": t.number}, skip_if_exists=False)
+        recovered.append(t.number)
+    return recovered
+
+
+def measure(loaded: LoadedSpec, configurator: Configurator, values: dict[str, Scalar], *, repeats: int,
+            warmup: int) -> list[Measurement]:
+    """Apply ``values`` (journaled) and run warm-ups (discarded) then ``repeats`` runs.
+    Stops at the first failed run: one failure makes the configuration unusable."""
+    ctx = configurator.apply(values)
+    for _ in range(warmup):
+        m = run_once(loaded, ctx)
+        if not m.ok:
+            return [m]
+    runs: list[Measurement] = []
+    for _ in range(repeats):
+        m = run_once(loaded, ctx)
+        runs.append(m)
+        if not m.ok:
+            break
+    return runs
+
+
+def run_means(runs: list[Measurement]) -> dict[str, float]:
+    """Mean of every metric over ``runs`` (plus cpu_time and wall_time)."""
+    names = list(runs[0].metrics)
+    out = {n: sum(r.metrics[n] for r in runs) / len(runs) for n in names}
+    out.setdefault("cpu_time", sum(r.cpu_s for r in runs) / len(runs))
+    out.setdefault("wall_time", sum(r.wall_s for r in runs) / len(runs))
+    return out
+
+
+def _runs_attr(runs: list[Measurement]) -> list[dict[str, Any]]:
+    return [
+        {"metrics": r.metrics, "wall_s": r.wall_s, "cpu_s": r.cpu_s, "user_s": r.user_s, "sys_s": r.sys_s,
+         "max_rss_kb": r.max_rss_kb, "returncode": r.returncode, "timed_out": r.timed_out, "error": r.error}
+        for r in runs
+    ]
+
+
+def ensure_baseline(study: optuna.Study, loaded: LoadedSpec, configurator: Configurator, *, repeats: int,
+                    warmup: int) -> dict[str, Any]:
+    """The study's baseline (current knob values measured ``repeats`` times), measuring it
+    if the study has none yet. Returns ``{"config", "runs", "means", "cv"}``; raises
+    HoneError when the unchanged configuration cannot be measured."""
+    stored = study.user_attrs.get(ATTR_BASELINE)
+    if stored:
+        return dict(stored)
+    current = {k: v for k, v in configurator.current_values().items() if v is not None}
+    runs = measure(loaded, configurator, {}, repeats=repeats, warmup=warmup)
+    failed = [r for r in runs if not r.ok]
+    if failed:
+        raise HoneError(f"the baseline (current configuration) fails: {failed[0].error}",
+                        hint="fix the benchmark first: `hone run SPEC` shows the same failure")
+    means = run_means(runs)
+    cv = {}
+    for name, mean in means.items():
+        vals = [r.metrics.get(name, r.cpu_s if name == "cpu_time" else r.wall_s) for r in runs]
+        sd = (sum((v - mean) ** 2 for v in vals) / max(1, len(vals) - 1)) ** 0.5
+        cv[name] = sd / abs(mean) if mean else math.nan
+    baseline = {"config": current, "runs": _runs_attr(runs), "means": means, "cv": cv,
+                "fingerprint": fingerprint(loaded.path.read_text()), "measured": time.time()}
+    study.set_user_attr(ATTR_BASELINE, baseline)
+    return baseline
+
+
+def run_trials(
+    study: optuna.Study,
+    loaded: LoadedSpec,
+    configurator: Configurator,
+    space: SearchSpace,
+    objective: Objective,
+    *,
+    budget: int,
+    repeats: int,
+    warmup: int,
+    on_trial: Callable[[TrialOutcome], None] | None = None,
+    spec_text: str | None = None,
+) -> None:
+    """Run trials until ``study`` holds ``budget`` finished ones (any worker's count).
+
+    Each trial: ask → apply (journaled) → warm-up + ``repeats`` runs → tell. A failing,
+    timed-out or unparsable run, or a knob the system refuses, fails the trial with its
+    reason in ``fail_reason``; the loop goes on. Ctrl-C/SIGTERM fails the running trial as
+    interrupted, re-enqueues its params and re-raises (callers restore the knobs)."""
+    host, pid = socket.gethostname(), os.getpid()
+    spec_text = spec_text if spec_text is not None else loaded.path.read_text()
+    while len(finished_trials(study)) < budget:
+        trial = study.ask(space.distributions)
+        started = time.perf_counter()
+        trial.set_user_attr("host", host)
+        trial.set_user_attr("pid", pid)
+        config = space.decode(trial.params)
+        trial.set_user_attr("config", config)
+        try:
+            try:
+                runs = measure(loaded, configurator, config, repeats=repeats, warmup=warmup)
+            except HoneError as exc:  # a knob refused the value, a prepare hook failed …
+                runs = []
+                reason: str | None = exc.message
+            else:
+                bad = [r for r in runs if not r.ok]
+                reason = bad[0].error if bad else None
+            trial.set_user_attr("runs", _runs_attr(runs))
+            trial.set_user_attr("fingerprint", fingerprint(spec_text))
+            elapsed = time.perf_counter() - started
+            trial.set_user_attr("elapsed_s", elapsed)
+            if reason is not None:
+                trial.set_user_attr("fail_reason", reason)
+                study.tell(trial, state=TrialState.FAIL)
+                outcome = TrialOutcome(trial.number, config, "failed", reason=reason, elapsed_s=elapsed)
+            else:
+                means = run_means(runs)
+                values = objective.values(means)
+                constraints = objective.constraints(means)
+                trial.set_user_attr("means", means)
+                trial.set_user_attr(ATTR_CONSTRAINTS, constraints)
+                if objective.mode != "weighted":
+                    trial.set_user_attr("score_pct", objective.weighted_score(means))
+                study.tell(trial, values if len(values) > 1 else values[0])
+                outcome = TrialOutcome(trial.number, config, "complete", means=means, values=values,
+                                       feasible=all(c <= 0 for c in constraints), elapsed_s=elapsed)
+        except KeyboardInterrupt:
+            trial.set_user_attr(ATTR_INTERRUPTED, True)
+            trial.set_user_attr("fail_reason", "interrupted (Ctrl-C or SIGTERM)")
+            study.tell(trial, state=TrialState.FAIL)
+            study.enqueue_trial(trial.params, user_attrs={"requeued_from": trial.number}, skip_if_exists=False)
+            raise
+        if on_trial:
+            on_trial(outcome)

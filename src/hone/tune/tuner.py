@@ -1,0 +1,288 @@
+"""``hone tune`` end to end: baseline → trials → confirmation → recommendation.
+
+Every knob is restored at the end (also on a failure, Ctrl-C or SIGTERM) unless
+``apply_best`` keeps the *confirmed* winner applied (journaled; `hone rollback` undoes it).
+The result is a versioned JSON document (``hone-tune/1``) that ``hone report`` reads.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import shlex
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import optuna
+from optuna.trial import TrialState
+
+from hone.errors import HoneError
+from hone.journal import Journal, StateLock
+from hone.paths import default_storage_url
+from hone.run.benchmark import Measurement
+from hone.run.configure import Configurator
+from hone.spec.loader import LoadedSpec
+from hone.spec.models import Scalar
+from hone.tune.confirm import Confirmation, confirm_candidates, pick_candidates, recommend
+from hone.tune.importance import knob_importances
+from hone.tune.objective import Objective, build_objective
+from hone.tune.samplers import make_sampler
+from hone.tune.space import SearchSpace
+from hone.tune.study import (
+    ATTR_SPEC,
+    TrialOutcome,
+    constraints_from_attrs,
+    ensure_baseline,
+    finished_trials,
+    open_study,
+    recover_interrupted,
+    run_trials,
+)
+
+TUNE_FORMAT = "hone-tune/1"
+KEEP = "keep the current configuration"
+
+
+@dataclass
+class TuneSettings:
+    """Options of one ``hone tune`` session (CLI flags over the spec's ``tune:``)."""
+
+    trials: int
+    seed: int | None = None
+    sampler: str = "auto"
+    storage: str | None = None
+    study: str | None = None
+    resume: bool = False
+    apply_best: bool = False
+    pareto: bool = False
+    objective: str | None = None
+    random_starts: int | None = None
+    repeats: int | None = None
+    warmup: int | None = None
+    confirm_rounds: int = 6
+    top_k: int = 3
+    threshold: float = 0.01
+
+
+@dataclass
+class TuneEvents:
+    """Callbacks for progress output (all optional)."""
+
+    on_phase: Callable[[str, str], None] | None = None  # (phase, message)
+    on_trial: Callable[[TrialOutcome, optuna.Study], None] | None = None
+    on_confirm_run: Callable[[int, str, Measurement], None] | None = None
+
+
+@dataclass
+class TuneResult:
+    """What a tune session found; :meth:`to_json` is the ``--json`` document."""
+
+    spec_path: str
+    spec_name: str
+    storage: str
+    study: str
+    seed: int | None
+    sampler: str
+    objective: Objective
+    baseline: dict[str, Any]
+    trials: int
+    failed_trials: int
+    confirmations: list[Confirmation]
+    winner: Confirmation | None
+    importances: dict[str, float]
+    applied: bool
+    restore_problems: list[str] = field(default_factory=list)
+    system_knobs: list[str] = field(default_factory=list)
+    started: float = 0.0
+    finished: float = 0.0
+
+    @property
+    def verdict(self) -> str:
+        if self.winner is not None:
+            return self.winner.comparison.verdict
+        if self.confirmations:
+            return KEEP
+        return "no candidate to confirm"
+
+    def apply_command(self, spec_path: str) -> str | None:
+        """The exact ``hone apply`` command for the winner's system knobs (None if the
+        winner changes none: param/env knobs belong in the benchmark command instead,
+        see :meth:`run_settings`)."""
+        if self.winner is None:
+            return None
+        sets = [f"--set {shlex.quote(f'{k}={v}')}" for k, v in self.winner.candidate.config.items()
+                if k in self.system_knobs]
+        return f"hone apply {shlex.quote(spec_path)} " + " ".join(sets) if sets else None
+
+    def run_settings(self) -> dict[str, Scalar]:
+        """The winner's param/env knob values (they exist only inside a benchmark run)."""
+        if self.winner is None:
+            return {}
+        return {k: v for k, v in self.winner.candidate.config.items() if k not in self.system_knobs}
+
+    def to_json(self) -> dict[str, Any]:
+        w = self.winner
+        comp = w.comparison if w is not None else None
+        best_conf = w or (self.confirmations[0] if self.confirmations else None)
+        return {
+            "format": TUNE_FORMAT,
+            "spec": self.spec_path,
+            "spec_name": self.spec_name,
+            "recommended": dict(w.candidate.config) if w else None,
+            "recommended_trial": w.candidate.trial_number if w else None,
+            "baseline_config": self.baseline.get("config", {}),
+            "baseline": self.baseline.get("means", {}),
+            "baseline_cv": self.baseline.get("cv", {}),
+            "recommended_metrics": w.means if w else None,
+            "improvement_pct": comp.change_pct if comp else None,
+            "ci_pct": list(comp.ci_pct) if comp else None,
+            "p_value": comp.p_value if comp else None,
+            "verdict": self.verdict,
+            "best_candidate": best_conf.to_dict() if best_conf else None,
+            "confirmations": [c.to_dict() for c in self.confirmations],
+            "objective": {"mode": self.objective.mode, "label": self.objective.label},
+            "importances": self.importances,
+            "trials": self.trials,
+            "failed_trials": self.failed_trials,
+            "seed": self.seed,
+            "sampler": self.sampler,
+            "storage": self.storage,
+            "study": self.study,
+            "applied": self.applied,
+            "apply_command": self.apply_command(self.spec_path),
+            "run_settings": self.run_settings(),
+            "restore_problems": self.restore_problems,
+            "started": self.started,
+            "finished": self.finished,
+        }
+
+
+def default_study_name(spec_name: str) -> str:
+    return f"{spec_name}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+
+
+def latest_study(storage: str, spec_name: str) -> str | None:
+    """The most recently created study of this spec in ``storage`` (for bare --resume)."""
+    best: tuple[float, str] | None = None
+    try:
+        summaries = optuna.get_all_study_summaries(storage)
+    except Exception:  # an empty or missing store has no studies
+        return None
+    for s in summaries:
+        info = s.user_attrs.get(ATTR_SPEC, {})
+        if info.get("name") == spec_name:
+            created = float(info.get("created", 0))
+            if best is None or created > best[0]:
+                best = (created, s.study_name)
+    return best[1] if best else None
+
+
+def _restore_leftovers(study: optuna.Study, journal: Journal) -> list[str]:
+    """Knobs a killed earlier session of this study left changed: restore them so the
+    baseline and the trials start from the machine's real original values."""
+    host = socket.gethostname()
+    pids = {int(t.user_attrs["pid"]) for t in study.get_trials(deepcopy=False)
+            if t.user_attrs.get("host") == host and "pid" in t.user_attrs}
+    pids |= set(study.user_attrs.get("hone_pids", []))
+    stale = [e for e in journal.active() if e.pid in pids]
+    return [o.ident for o in journal.restore(stale) if o.ok]
+
+
+def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None = None) -> TuneResult:
+    """Run a whole tune session (see the module docstring). Raises HoneError for user
+    errors; KeyboardInterrupt propagates after the knobs are restored."""
+    events = events or TuneEvents()
+    phase = events.on_phase or (lambda p, m: None)
+    spec = loaded.spec
+    storage = settings.storage or spec.tune.storage or default_storage_url()
+    space = SearchSpace(list(spec.knobs))
+    objective = build_objective(spec.metrics, settings.objective or spec.tune.objective, pareto=settings.pareto)
+    seed = settings.seed
+    repeats = settings.repeats or spec.benchmark.repeats
+    warmup = spec.benchmark.warmup if settings.warmup is None else settings.warmup
+    name = settings.study or spec.tune.study
+    if settings.resume and name is None:
+        name = latest_study(storage, spec.name or "")
+        if name is None:
+            raise HoneError(f"no earlier study of {spec.name!r} in {storage} to resume",
+                            hint="leave out --resume to start one")
+    name = name or default_study_name(spec.name or "study")
+    sampler = make_sampler(settings.sampler, seed=seed, n_trials=settings.trials,
+                           constraints_func=constraints_from_attrs if objective.constrained else None,
+                           random_starts=settings.random_starts, distributions=space.distributions)
+    started = time.time()
+    with StateLock(purpose=f"hone tune {loaded.path}"):
+        journal = Journal()
+        study = open_study(storage, name, objective, sampler, create=not settings.resume, spec_name=spec.name or "")
+        if settings.resume:
+            restored = _restore_leftovers(study, journal)
+            if restored:
+                phase("resume", f"restored knobs left changed by the killed session: {', '.join(restored)}")
+            recovered = recover_interrupted(study)
+            if recovered:
+                phase("resume", f"trial(s) {', '.join(map(str, recovered))} were interrupted: marked failed"
+                      " and queued again")
+        pids = list(study.user_attrs.get("hone_pids", []))
+        study.set_user_attr("hone_pids", [*pids, os.getpid()])
+        configurator = Configurator(loaded, journal)
+        applied = False
+        problems: list[str] = []
+        try:
+            phase("baseline", f"measuring the current configuration {repeats}× (noise estimate)")
+            baseline = ensure_baseline(study, loaded, configurator, repeats=repeats, warmup=warmup)
+            objective.baseline = {k: float(v) for k, v in baseline["means"].items()}
+            phase("trials", f"study {name!r} in {storage}: {settings.trials} trials, sampler {settings.sampler}")
+            run_trials(study, loaded, configurator, space, objective, budget=settings.trials, repeats=repeats,
+                       warmup=warmup,
+                       on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
+            candidates = pick_candidates(study, objective, settings.top_k)
+            confirmations: list[Confirmation] = []
+            if candidates and settings.confirm_rounds > 0:
+                phase("confirm", f"confirming the top {len(candidates)} against the baseline in interleaved rounds")
+                confirmations = confirm_candidates(
+                    loaded, configurator, objective, baseline["config"], candidates,
+                    rounds=settings.confirm_rounds, warmup=min(1, warmup), seed=seed or 0,
+                    threshold=settings.threshold, on_run=events.on_confirm_run,
+                )
+            winner = recommend(confirmations)
+            if settings.apply_best and winner is not None:
+                configurator.apply(winner.candidate.config)
+                applied = True
+        finally:
+            if not applied:
+                problems = configurator.restore()
+        importances = knob_importances(study, seed=seed or 0)
+        trials = finished_trials(study)
+    failed = sum(1 for t in trials if t.state == TrialState.FAIL)
+    result = TuneResult(
+        spec_path=str(loaded.path), spec_name=spec.name or "", storage=storage, study=name, seed=seed,
+        sampler=settings.sampler, objective=objective, baseline=baseline, trials=len(trials), failed_trials=failed,
+        confirmations=confirmations, winner=winner, importances=importances, applied=applied,
+        restore_problems=problems, started=started, finished=time.time(),
+        system_knobs=[n for n, d in configurator.drivers.items() if d.changes_system],
+    )
+    study.set_user_attr("hone_result", _jsonable(result.to_json()))
+    return result
+
+
+def _jsonable(doc: dict[str, Any]) -> dict[str, Any]:
+    """NaN/inf are not JSON: store them as None in the study."""
+    import json
+
+    def fix(v: Any) -> Any:
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {k: fix(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [fix(x) for x in v]
+        return v
+
+    return json.loads(json.dumps(fix(doc), default=str))
+
+
+__all__ = ["KEEP", "TUNE_FORMAT", "TuneEvents", "TuneResult", "TuneSettings", "tune"]
