@@ -22,6 +22,7 @@ from hone.errors import HoneError, SpecError
 _VERB_MODULES = [
     "hone.cli._run",
     "hone.cli._apply",
+    "hone.cli._libswap",
     "hone.cli._compare",
     "hone.cli._report",
     "hone.cli._tune",

@@ -13,8 +13,10 @@ from pydantic import TypeAdapter
 
 from hone.errors import KnobError
 from hone.knobs.base import KnobDriver
+from hone.knobs.binary import BinaryKnob
 from hone.knobs.env import EnvKnob
 from hone.knobs.file import FileKnob
+from hone.knobs.library import LibraryKnob
 from hone.knobs.param import ParamKnob
 from hone.knobs.script import ScriptKnob
 from hone.knobs.sysctl import SysctlKnob
@@ -24,7 +26,8 @@ if TYPE_CHECKING:
     from hone.spec.loader import LoadedSpec
 
 DRIVERS: dict[str, type[KnobDriver]] = {
-    cls.kind: cls for cls in (ParamKnob, EnvKnob, SysctlKnob, SysfsKnob, FileKnob, ScriptKnob)
+    cls.kind: cls
+    for cls in (ParamKnob, EnvKnob, SysctlKnob, SysfsKnob, FileKnob, ScriptKnob, LibraryKnob, BinaryKnob)
 }
 
 # Knobs that can take the machine down (a CPU offline, a panic switch). They need an

@@ -77,6 +77,8 @@ class Configurator:
                 ctx.params[name] = text
             elif driver.kind == "env":
                 ctx.env[driver.var] = text  # type: ignore[attr-defined]
+            elif driver.kind == "library":
+                ctx.env.update(driver.bench_env(text))  # type: ignore[attr-defined]
             else:
                 self._write(driver, text)
         return ctx
