@@ -1,0 +1,189 @@
+"""``hone compare`` / ``hone report`` end to end, on a tiny C program whose CPU work is
+set by argv. Effects are large (10%, 2×) or nil (identical commands): this VM is shared."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+SPIN_C = r"""
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : 0;
+    volatile unsigned long x = 0;
+    for (long i = 0; i < n; i++) x += (unsigned long)i * i;
+    return 0;
+}
+"""
+N = 30_000_000  # ~20 ms of CPU here
+
+
+@pytest.fixture(scope="module")
+def spin(tmp_path_factory: pytest.TempPathFactory) -> str:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("needs a C compiler")
+    d = tmp_path_factory.mktemp("spin")
+    (d / "spin.c").write_text(SPIN_C)
+    subprocess.run([cc, "-O2", "-o", str(d / "spin"), str(d / "spin.c")], check=True, timeout=60)
+    return str(d / "spin")
+
+
+def _comparison(doc: dict, name: str, row: int = 0) -> dict:
+    return doc["rows"][row]["comparisons"][name]
+
+
+def test_identical_sleeps_are_no_difference(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "r.json"
+    r = hone("compare", "sleep 0.01", "sleep 0.01", "--rounds", "20", "--seed", "1", "--export-json", out)
+    assert r.code == 0, r.err
+    doc = json.loads(out.read_text())
+    assert doc["metric"] == "wall_time"  # sleep waits: CPU time would say nothing
+    c = _comparison(doc, "B: sleep 0.01")
+    assert c["verdict"] == "no difference", c
+    assert "no difference" in r.out and "95% CI" in r.out
+
+
+def test_ten_percent_more_work_is_slower_with_ci_and_p(hone, spin: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "r.json"
+    r = hone("compare", f"{spin} {N}", f"{spin} {int(N * 1.1)}", "-n", "base", "-n", "more",
+             "--rounds", "15", "--export-json", out)
+    assert r.code == 0, r.err
+    doc = json.loads(out.read_text())
+    assert doc["metric"] == "cpu_time"
+    c = _comparison(doc, "more")
+    assert c["verdict"] == "slower", c
+    assert 3 < c["change_pct"] < 20
+    assert 0 < c["ci_pct"][0] < c["change_pct"] < c["ci_pct"][1]
+    assert c["p_value"] < 0.05
+    assert "slower" in r.out and "more" in r.out
+
+
+def test_half_the_work_is_faster_and_sweep_gives_one_row_per_value(hone, spin: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out, md, cs = tmp_path / "r.json", tmp_path / "r.md", tmp_path / "r.csv"
+    r = hone("compare", f"{spin} {{n}}0000000", f"{spin} {{n}}000000", "-n", "x10", "-n", "x1",
+             "--sweep", "n=2,4", "--rounds", "8", "--warmup", "0", "--seed", "3",
+             "--export-json", out, "--export-markdown", md, "--export-csv", cs)
+    assert r.code == 0, r.err
+    doc = json.loads(out.read_text())
+    assert [row["sweep_value"] for row in doc["rows"]] == ["2", "4"]
+    assert all(_comparison(doc, "x1", i)["verdict"] == "faster" for i in range(2))
+    assert "|***n=2***|**1**|" in md.read_text() and "|***n=4***|**1**|" in md.read_text()
+    assert len(list(csv.DictReader(io.StringIO(cs.read_text())))) == 4
+    assert len(doc["rows"][0]["order"]) == 8 and doc["seed"] == 3
+
+
+def test_failing_variant_is_reported_not_hidden(hone, spin: str) -> None:  # type: ignore[no-untyped-def]
+    r = hone("compare", f"{spin} 1000", "sh -c 'exit 3'", "--rounds", "6", "--warmup", "0")
+    assert r.code == 1
+    assert "failed every run" in r.err
+    assert "6 of 6 runs failed" in r.out and "exited with code 3" in r.out
+    assert "inconclusive" in r.out
+
+
+def test_report_rerenders_the_export_without_rerunning(hone, spin: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out, md = tmp_path / "r.json", tmp_path / "r.md"
+    r = hone("compare", f"{spin} 1000000", f"{spin} 2000000", "--rounds", "6", "--warmup", "0",
+             "--export-json", out, "--export-markdown", md)
+    assert r.code == 0, r.err
+    again = hone("report", out, "--markdown", "-")
+    assert again.code == 0, again.err
+    assert again.out == md.read_text()
+    table = hone("report", out)
+    assert table.code == 0 and "cpu_time" in table.out
+    assert hone("report", out, "--csv", "-").out.startswith("sweep_name,")
+
+
+def test_spec_variants_apply_knobs_each_round_and_restore_them(hone, spin: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    conf = tmp_path / "app.conf"
+    original = "# app settings\nlevel = 1\n"
+    conf.write_text(original)
+    spec = tmp_path / "hone.yaml"
+    spec.write_text(f"""
+name: spin
+benchmark:
+  command: [{spin}, "{{n}}"]
+metrics:
+  - name: cpu_time
+knobs:
+  - {{name: n, kind: param, type: int, range: [1, 1000000000], default: {N}}}
+  - {{name: level, kind: file, path: {conf}, key: level, type: int, range: [0, 9]}}
+""")
+    out = tmp_path / "r.json"
+    r = hone("compare", spec, "--variant", f"half:n={N // 2},level=7", "--rounds", "8", "--warmup", "0",
+             "--export-json", out)
+    assert r.code == 0, r.err
+    doc = json.loads(out.read_text())
+    assert [v["name"] for v in doc["variants"]] == ["baseline", "half"]
+    assert doc["metric"] == "cpu_time" and doc["metric_reason"] == "the spec's first metric"
+    assert _comparison(doc, "half")["verdict"] == "faster"
+    assert conf.read_text() == original  # restored after the last round
+    assert doc["restore_problems"] == []
+
+
+def test_max_rounds_is_one_planned_extension_with_split_alpha(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "r.json"
+    r = hone("compare", "true", "true", "--rounds", "6", "--max-rounds", "10", "--warmup", "0",
+             "--export-json", out)
+    assert r.code == 0, r.err
+    doc = json.loads(out.read_text())
+    assert doc["alpha_split"] == {"first_look": pytest.approx(0.01), "second_look": pytest.approx(0.04)}
+    looks = doc["rows"][0]["looks"]
+    assert looks[0]["rounds"] == 6 and looks[0]["alpha"] == pytest.approx(0.01)
+    if not looks[0]["decisive"]:  # `true` is noisy: usually not decisive after 6 rounds
+        assert len(looks) == 2 and len(doc["rows"][0]["order"]) == 10
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["true"], "at least two commands"),
+    (["true", "false", "--sweep", "n=1,2"], "no command contains {n}"),
+    (["true", "false", "--sweep", "n"], "expected NAME=v1,v2"),
+    (["true", "false", "--max-rounds", "5", "--rounds", "5"], "must be larger"),
+    (["true", "false", "--metric", "ops"], "--metric ops"),
+    (["true", "false", "--prepare", "a", "--prepare", "b", "--prepare", "c"], "--prepare given 3 times"),
+])
+def test_user_errors_are_one_line_exit_2(hone, args: list[str], message: str) -> None:  # type: ignore[no-untyped-def]
+    r = hone("compare", *args)
+    assert r.code == 2
+    assert message in r.err and "Traceback" not in r.err
+
+
+def test_report_of_a_non_result_is_a_user_error(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "x.json"
+    bad.write_text('{"format": "something-else/1"}')
+    r = hone("report", bad)
+    assert r.code == 2 and "cannot render format" in r.err
+    bad.write_text("{not json")
+    assert "not JSON" in hone("report", bad).err
+
+
+def test_each_variant_runs_under_its_own_knob_values_every_round(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    conf = tmp_path / "app.conf"
+    conf.write_text("level = 1\n")
+    spec = tmp_path / "hone.yaml"
+    spec.write_text(f"""
+benchmark:
+  command: [cat, {conf}]
+metrics:
+  - name: level
+    extract: {{regex: 'level = ([0-9]+)'}}
+knobs:
+  - {{name: level, kind: file, path: {conf}, key: level, type: int, range: [0, 9]}}
+""")
+    out = tmp_path / "r.json"
+    r = hone("compare", spec, "--variant", "one:", "--variant", "seven:level=7", "--rounds", "6",
+             "--warmup", "1", "--export-json", out)
+    assert r.code == 0, r.err
+    doc = json.loads(out.read_text())
+    levels = {v["name"]: [run["metrics"]["level"] for run in v["runs"]] for v in doc["rows"][0]["variants"]}
+    # "one" sets nothing, so it must see the session-start value, not seven's leftover 7.
+    assert levels == {"one": [1.0] * 6, "seven": [7.0] * 6}
+    assert doc["metric"] == "level" and doc["goal"] == "maximize"
+    assert _comparison(doc, "seven")["verdict"] == "faster"  # higher level, maximize goal
+    assert conf.read_text() == "level = 1\n"
