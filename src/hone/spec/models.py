@@ -471,6 +471,60 @@ class Tune(StrictModel):
     random_starts: int | None = Field(None, ge=1)
 
 
+# ---------------------------------------------------------------- build (hone pgo)
+
+
+class BuildScenario(StrictModel):
+    """A train or evaluate scenario of ``hone pgo``: shell text naming the program as
+    ``{binary}``; ``weight`` scales its profile in the merge (train only)."""
+
+    name: str | None = None
+    command: str = Field(min_length=1)
+    weight: float = Field(1.0, gt=0)
+    cwd: str | None = None
+
+
+class Build(StrictModel):
+    """How ``hone pgo`` builds the program and which variants it tries.
+
+    ``system``: make, cmake, cargo or command (``command`` is then the build argv).
+    Flags reach the build as CC/CFLAGS/CXXFLAGS/LDFLAGS/RUSTFLAGS in the environment and
+    as ``{cc}`` ``{cflags}`` ``{ldflags}`` ``{ar}`` ``{ranlib}`` ``{rustflags}`` ``{jobs}``
+    placeholders in ``command``. ``binary`` is relative to ``dir``. Without ``evaluate``
+    the spec's benchmark command is the evaluate scenario. Times in seconds.
+    """
+
+    system: Literal["make", "cmake", "cargo", "command"] = "make"
+    dir: str = "."
+    binary: str = Field(min_length=1)
+    command: Argv | None = None
+    cflags: str | None = None
+    ldflags: str = ""
+    rustflags: str = ""
+    train: list[BuildScenario] = Field(min_length=1)
+    evaluate: list[BuildScenario] = Field(default_factory=list)
+    check: str | None = None
+    modes: list[str] = Field(default_factory=lambda: ["instr-gcc"], min_length=1)
+    rounds: int = Field(5, ge=2)
+    noise_builds: int = Field(2, ge=0, le=3)
+    counts: bool = True
+    jobs: int = Field(2, ge=1)
+    threads: bool = False
+    partial_training: bool = False
+    build_timeout: float = Field(1800.0, gt=0)
+    run_timeout: float = Field(600.0, gt=0)
+
+    _cmd = field_validator("command", mode="before")(_check_command)
+
+    @model_validator(mode="after")
+    def _binary_placeholder(self) -> Build:
+        for i, scn in enumerate([*self.train, *self.evaluate]):
+            if "{binary}" not in scn.command:
+                raise ValueError(f"expected every scenario to name the program as {{binary}}, got {scn.command!r}"
+                                 f" (scenario {i + 1})")
+        return self
+
+
 # ---------------------------------------------------------------- spec
 
 
@@ -483,6 +537,7 @@ class Spec(StrictModel):
     metrics: list[Metric] = Field(default_factory=lambda: [Metric(name="cpu_time")])
     knobs: list[Knob] = Field(default_factory=list)
     tune: Tune = Field(default_factory=Tune)
+    build: Build | None = None
 
     @field_validator("metrics")
     @classmethod
