@@ -1,0 +1,40 @@
+"""The program waits: CPU utilization well below one CPU for most of its wall time.
+
+Threshold: task-clock / wall time < 0.5 CPUs. On this VM healthy single-threaded,
+CPU-bound A/A runs measured 0.70–0.98 (calibration-aa.json: the CPU-bound loop, gzip),
+and Python start-up 0.61, so 0.5 is below anything we saw from a program that does not
+block. Evidence: voluntary context switches; next step: an off-CPU flame graph and the
+bpftrace block-I/O latency probe.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from hone.diagnose.rules.base import DoctorContext, Finding, Rule
+
+THRESHOLD_CPUS = 0.5
+
+
+class OffCpuRule(Rule):
+    name = "off-cpu"
+    signal = "cpu_utilization = task-clock / wall time (CPUs)"
+    threshold = f"< {THRESHOLD_CPUS} CPUs (calibrated from A/A data here: healthy minimum 0.61)"
+    source = "hone A/A calibration on this machine (calibration-aa.json)"
+    remedy = "find what it waits for: off-CPU flame graph (blocking stacks), block I/O latency, locks"
+    experiment = "none automatic: record hone flame --off-cpu and hone doctor --probe biolatency"
+    inputs = ("cpu_utilization",)
+
+    def check(self, ctx: DoctorContext) -> Finding | None:
+        util = ctx.value("cpu_utilization")
+        if util is None or util >= THRESHOLD_CPUS:
+            return None
+        evidence = [f"{util:.2f} CPUs used on average over the wall time"]
+        vol = ctx.value("voluntary_ctxt_switches")
+        if vol:
+            evidence.append(f"{vol:,.0f} voluntary context switches per run (it blocked)")
+        cmd = shlex.join(ctx.target.argv)
+        return Finding(self.name, "The program spends most of its time off the CPU",
+                       min(1.0, (THRESHOLD_CPUS - util) / THRESHOLD_CPUS + 0.3), evidence, self.threshold,
+                       self.source, self.remedy,
+                       suggestions=[f"hone flame --off-cpu -- {cmd}", "hone doctor --probe biolatency -- " + cmd])
