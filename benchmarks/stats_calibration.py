@@ -1,0 +1,191 @@
+"""Calibrate `hone compare`'s verdict on this machine (figures, not a timed test).
+
+1. False positives: A/A experiments (the same cheap CPU-bound command as both variants,
+   CPU-time metric) → how often the verdict says "faster" or "slower". Goal ≤ 5%.
+2. Power: the command against a copy doing 2% more CPU work → how often the verdict says
+   "slower" at 10, 20 and 40 rounds. Goal ≥ 80% at ≤ 40 rounds.
+
+To finish in about a minute, the experiments resample real measurements: one pool of
+interleaved rounds (each round runs A, A' (identical) and B (+2% work) once, in a seeded
+random order) is measured, then every experiment draws its rounds from that pool without
+replacement, keeping each round's runs together. For contrast, a second pool runs all A
+then all A' (no interleaving) and A/A experiments take contiguous windows of it.
+
+    python benchmarks/stats_calibration.py [--pool-rounds 300] [--experiments 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import stats as sps
+
+from hone.run.benchmark import Measurement
+from hone.run.process import run_process
+from hone.run.schedule import Variant, run_interleaved
+from hone.stats.paired import compare_paired
+
+SPIN_C = r"""
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : 0;
+    volatile unsigned long x = 0;
+    for (long i = 0; i < n; i++) x += (unsigned long)i * i;
+    return 0;
+}
+"""
+
+
+def build_spin(workdir: Path) -> list[str]:
+    """A loop whose CPU work is argv-controlled: C if a compiler exists, else Python."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc:
+        (workdir / "spin.c").write_text(SPIN_C)
+        run_process([cc, "-O2", "-o", str(workdir / "spin"), str(workdir / "spin.c")], timeout=120, check=True)
+        return [str(workdir / "spin")]
+    return [sys.executable, "-S", "-c", "import sys\nfor _ in range(int(sys.argv[1])): pass"]
+
+
+def cpu_of(argv: list[str], repeats: int = 7) -> float:
+    """Median CPU seconds of ``argv`` over ``repeats`` runs."""
+    return statistics.median(run_process(argv, timeout=60).cpu_s for _ in range(repeats))
+
+
+def command_variant(name: str, argv: list[str]) -> Variant:
+    def run() -> Measurement:
+        res = run_process(argv, timeout=60)
+        m = Measurement.from_process(res)
+        if not res.ok:
+            m.error = res.describe_failure()
+        return m
+
+    return Variant(name=name, run=run)
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson interval of a proportion k/n."""
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def rate_line(label: str, k: int, n: int) -> str:
+    lo, hi = wilson(k, n)
+    return f"{label}: {k}/{n} = {k / n:.1%}  (95% CI {lo:.1%}–{hi:.1%})"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pool-rounds", type=int, default=300, help="interleaved rounds measured (default 300)")
+    ap.add_argument("--sequential-runs", type=int, default=120, help="runs per block of the A-then-A' pool")
+    ap.add_argument("--experiments", type=int, default=500, help="experiments per figure (default 500)")
+    ap.add_argument("--aa-rounds", type=int, default=20, help="rounds per A/A experiment (default 20)")
+    ap.add_argument("--target-ms", type=float, default=15.0, help="CPU time per run of A, in ms")
+    ap.add_argument("--seed", type=int, default=2026)
+    args = ap.parse_args()
+    threshold, alpha = 0.01, 0.05
+    t0 = time.perf_counter()
+    load_start = os.getloadavg()[0]
+
+    with tempfile.TemporaryDirectory(prefix="hone-calib-") as tmp:
+        spin = build_spin(Path(tmp))
+        # Size the loop for ~target-ms of CPU, then make B exactly 2% more *total* CPU
+        # (startup included): B's extra iterations cover 2% of A's whole CPU time.
+        base = cpu_of([*spin, "0"])
+        probe = 10_000_000
+        per_iter = max((cpu_of([*spin, str(probe)]) - base) / probe, 1e-12)
+        n_a = max(1, int((args.target_ms / 1000 - base) / per_iter))
+        cpu_a = base + n_a * per_iter
+        n_b = n_a + int(0.02 * cpu_a / per_iter)
+        print(f"workload: {' '.join(spin)} N  (startup {base * 1000:.2f} ms CPU, {per_iter * 1e9:.2f} ns/iteration)")
+        print(f"  A = A' = N {n_a} (~{cpu_a * 1000:.1f} ms CPU);  B = N {n_b} (+2.0% CPU time expected)")
+
+        variants = [command_variant("A", [*spin, str(n_a)]), command_variant("A'", [*spin, str(n_a)]),
+                    command_variant("B", [*spin, str(n_b)])]
+        pool = run_interleaved(variants, rounds=args.pool_rounds, warmup=2, seed=args.seed)
+        cpu = {k: np.array([m.cpu_s if m.ok else math.nan for m in v]) for k, v in pool.runs.items()}
+        failed = sum(int(np.isnan(v).sum()) for v in cpu.values())
+
+        # The contrast: no interleaving, all A then all A'.
+        seq_a = [variants[0].run() for _ in range(args.sequential_runs)]
+        seq_a2 = [variants[1].run() for _ in range(args.sequential_runs)]
+    seq = (np.array([m.cpu_s for m in seq_a]), np.array([m.cpu_s for m in seq_a2]))
+    measured = time.perf_counter() - t0
+    load_end = os.getloadavg()[0]
+
+    rng = random.Random(args.seed)
+    cv_a, cv_a2, cv_b = (float(np.nanstd(cpu[k]) / np.nanmean(cpu[k])) for k in ("A", "A'", "B"))
+    pool_effect = float(np.exp(np.nanmean(np.log(cpu["B"] / cpu["A"]))) - 1) * 100
+    print(f"pool: {args.pool_rounds} interleaved rounds x 3 variants (+2 warm-up rounds), {failed} failed runs; "
+          f"CPU-time CV A {cv_a:.1%}, A' {cv_a2:.1%}, B {cv_b:.1%}; measured B/A {pool_effect:+.2f}%")
+    sd_pair = float(np.nanstd(np.log(cpu["B"] / cpu["A"]), ddof=1))
+    print(f"machine: {os.cpu_count()} CPUs, 1-min load average {load_start:.2f} at start, {load_end:.2f} after "
+          f"measuring; sd of the per-round log ratio B/A {sd_pair:.3f} (pairing within a round removes part "
+          f"of the CV)")
+    print(f"run order: interleaved, every round A, A', B once in a fresh random order (seed {args.seed}); "
+          f"first rounds: {' | '.join(','.join(o) for o in pool.order[:5])} …")
+    print(f"experiments resample real measured rounds from that pool (without replacement within an "
+          f"experiment; rounds keep their pairing); verdict rule: CI excludes 0, Wilcoxon p < {alpha}, "
+          f"|effect| ≥ {threshold:.0%}; BCa bootstrap 2000 resamples")
+
+    rounds_idx = list(range(args.pool_rounds))
+
+    def experiments(ref: str, cand: str, n: int) -> dict[str, int]:
+        counts = {"faster": 0, "slower": 0, "no difference": 0, "inconclusive": 0}
+        for e in range(args.experiments):
+            idx = rng.sample(rounds_idx, n)
+            c = compare_paired(cpu[ref][idx], cpu[cand][idx], threshold=threshold, alpha=alpha, seed=e)
+            counts[c.verdict] += 1
+        return counts
+
+    aa = experiments("A", "A'", args.aa_rounds)
+    fp = aa["faster"] + aa["slower"]
+    print()
+    print(f"A/A, {args.experiments} experiments x {args.aa_rounds} interleaved rounds, CPU time: {aa}")
+    print("  " + rate_line("false 'faster/slower' rate", fp, args.experiments) + "   goal ≤ 5%: "
+          + ("PASS" if fp / args.experiments <= 0.05 else "FAIL"))
+
+    # Same A/A question without interleaving: contiguous windows of the A-block and A'-block.
+    n, counts = args.aa_rounds, {"faster": 0, "slower": 0, "no difference": 0, "inconclusive": 0}
+    for e in range(args.experiments):
+        s = rng.randrange(0, args.sequential_runs - n + 1)
+        counts[compare_paired(seq[0][s:s + n], seq[1][s:s + n], threshold=threshold, alpha=alpha,
+                              seed=e).verdict] += 1
+    print(f"  contrast, all A then all A' ({args.sequential_runs}+{args.sequential_runs} runs, windows of {n}): "
+          + rate_line("false rate", counts["faster"] + counts["slower"], args.experiments))
+
+    print()
+    print(f"power for B = A + 2% CPU time, {args.experiments} experiments per N:")
+    reached = None
+    for n in (10, 20, 40, 80):
+        res = experiments("A", "B", n)
+        ok = res["slower"]
+        if reached is None and n <= 40 and ok / args.experiments >= 0.8:
+            reached = n
+        print(f"  {n:>2} rounds: " + rate_line("called 'slower'", ok, args.experiments)
+              + f"; wrong direction {res['faster']}, no difference {res['no difference']}, "
+              f"inconclusive {res['inconclusive']}")
+    print("  goal ≥ 80% at ≤ 40 rounds: " + (f"PASS (from {reached} rounds)" if reached else "FAIL"))
+    # Rounds a paired test needs for 80% power at this noise: ((z_{1-α/2} + z_0.8)·sd/effect)²,
+    # divided by Wilcoxon's efficiency 3/π.
+    effect = math.log1p(0.02)
+    need = ((sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(0.8)) * sd_pair / effect) ** 2 / (3 / math.pi)
+    print(f"  at this noise (per-round log-ratio sd {sd_pair:.3f}) 80% power for 2% needs about {math.ceil(need)} "
+          f"rounds; 40 rounds reach it only when that sd is ≤ {effect * math.sqrt(40 * 3 / math.pi) / 2.80:.3f}")
+    print(f"\nmeasuring {measured:.0f} s, total {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
