@@ -27,6 +27,7 @@ _VERB_MODULES = [
     "hone.cli._report",
     "hone.cli._tune",
     "hone.cli._worker",
+    "hone.cli._pgo",
 ]
 
 

@@ -1,0 +1,171 @@
+"""Every variant against the default, per evaluate scenario: interleaved rounds of CPU
+time through :func:`hone.run.schedule.run_interleaved` and :func:`compare_paired`, beside
+deterministic cachegrind counts; a gain is called only beyond the layout-noise floor.
+
+The noise floor: defaults rebuilt with alignment perturbations are measured like any
+variant; the largest |change| among them (in %) is what layout alone does to this
+program here. FIELD-NOTES measured a 1.7× swing from a 16-byte shift, so a variant
+whose gain stays within that floor is reported as "within noise floor", not "faster".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hone.build.correctness import Reference
+from hone.build.counts import Counts
+from hone.build.scenario import Scenario, run_scenario
+from hone.run.benchmark import Measurement
+from hone.run.schedule import Variant, run_interleaved
+from hone.stats.paired import PairedComparison, compare_paired
+
+NOISE_PREFIX = "noise-"
+
+
+@dataclass
+class ScenarioTiming:
+    """CPU seconds per round for each variant name on one evaluate scenario."""
+
+    scenario: str
+    cpu_s: dict[str, list[float]]
+    failures: dict[str, list[str]] = field(default_factory=dict)
+
+
+def time_scenario(scenario: Scenario, binaries: dict[str, Path], reference: Reference, *, rounds: int,
+                  warmup: int, seed: int, timeout: float, cwd: Path | None,
+                  on_run: Callable[[int, str, Measurement], None] | None = None) -> ScenarioTiming:
+    """Interleave every binary on ``scenario`` for ``rounds`` rounds (+ ``warmup``).
+    A run whose exit code differs from the default's counts as failed (NaN)."""
+
+    def runner(binary: Path) -> Callable[[], Measurement]:
+        def _run() -> Measurement:
+            res = run_scenario(scenario, binary, timeout=timeout, cwd=cwd)
+            m = Measurement.from_process(res)
+            if res.timed_out or res.returncode != reference.returncode:
+                m.error = res.describe_failure()
+            return m
+        return _run
+
+    variants = [Variant(name, runner(path)) for name, path in binaries.items()]
+    result = run_interleaved(variants, rounds=rounds, warmup=warmup, seed=seed, on_run=on_run)
+    cpu = {n: [m.cpu_s if m.ok else math.nan for m in runs] for n, runs in result.runs.items()}
+    fails = {n: [m.error or "" for m in runs if not m.ok] for n, runs in result.runs.items()}
+    return ScenarioTiming(scenario.name, cpu, {k: v for k, v in fails.items() if v})
+
+
+def noise_floor_pct(comparisons: dict[str, PairedComparison]) -> float:
+    """Largest |change| in % among the noise probes (0 without probes)."""
+    probes = [abs(c.change_pct) for n, c in comparisons.items() if n.startswith(NOISE_PREFIX)
+              and math.isfinite(c.change_pct)]
+    return max(probes, default=0.0)
+
+
+def verdict_with_floor(comp: PairedComparison, floor_pct: float) -> str:
+    """The paired verdict, except a faster/slower change no larger than the floor."""
+    if comp.verdict in ("faster", "slower") and abs(comp.change_pct) <= floor_pct:
+        return "within noise floor"
+    return comp.verdict
+
+
+def ratio(value: float | None, reference: float | None) -> float | None:
+    if value is None or reference is None or reference == 0:
+        return None
+    return value / reference
+
+
+def scenario_rows(timing: ScenarioTiming, counts: dict[str, Counts | None], binaries: dict[str, Path],
+                  modes: dict[str, str], *, threshold: float) -> tuple[list[dict[str, Any]], float]:
+    """One JSON row per variant for this scenario (ratios are variant / default) and
+    the scenario's noise floor in %."""
+    ref = timing.cpu_s["default"]
+    comps: dict[str, PairedComparison] = {}
+    for name, values in timing.cpu_s.items():
+        if name != "default":
+            comps[name] = compare_paired(ref, values, goal="minimize", threshold=threshold)
+    floor = noise_floor_pct(comps)
+    ref_counts = counts.get("default")
+    rows: list[dict[str, Any]] = []
+    for name, path in binaries.items():
+        c = counts.get(name)
+        row: dict[str, Any] = {
+            "variant": name,
+            "mode": modes.get(name, name),
+            "binary": str(path),
+            "scenario": timing.scenario,
+            "cpu_s_median": _median(timing.cpu_s[name]),
+            "instructions": c.instructions if c else None,
+            "instructions_ratio": ratio(c.instructions, ref_counts.instructions) if c and ref_counts else None,
+            "branch_mispredicts_ratio": (ratio(c.branch_mispredicts, ref_counts.branch_mispredicts)
+                                         if c and ref_counts else None),
+            "cache_misses_ratio": ratio(c.cache_misses, ref_counts.cache_misses) if c and ref_counts else None,
+            "noise_floor_pct": floor,
+            "failed_runs": len(timing.failures.get(name, [])),
+        }
+        if name == "default":
+            row.update(time_ratio=1.0, time_ci=[1.0, 1.0], change_pct=0.0, p_value=None, n=len(ref),
+                       verdict="reference")
+        else:
+            comp = comps[name]
+            row.update(
+                time_ratio=comp.ratio,
+                time_ci=[1 + comp.ci_pct[0] / 100, 1 + comp.ci_pct[1] / 100],
+                change_pct=comp.change_pct,
+                ci_pct=list(comp.ci_pct),
+                p_value=comp.p_value,
+                n=comp.n,
+                mde_pct=comp.mde_pct,
+                verdict="noise probe" if name.startswith(NOISE_PREFIX) else verdict_with_floor(comp, floor),
+                paired_verdict=comp.verdict,
+            )
+        rows.append(row)
+    return rows, floor
+
+
+def _median(values: list[float]) -> float | None:
+    good = sorted(v for v in values if math.isfinite(v))
+    if not good:
+        return None
+    mid = len(good) // 2
+    return good[mid] if len(good) % 2 else (good[mid - 1] + good[mid]) / 2
+
+
+def geomean(values: list[float]) -> float | None:
+    good = [v for v in values if v is not None and math.isfinite(v) and v > 0]
+    if not good or len(good) != len(values):
+        return None
+    return math.exp(sum(math.log(v) for v in good) / len(good))
+
+
+def pick_best(rows: list[dict[str, Any]], variants: list[str]) -> dict[str, Any]:
+    """The variant to use: faster than the default beyond the noise floor on at least one
+    evaluate scenario, slower on none, lowest geometric-mean time ratio. Also names the
+    variant with the lowest instruction count (deterministic), whatever time says."""
+    by_variant: dict[str, list[dict[str, Any]]] = {v: [] for v in variants}
+    for r in rows:
+        if r["variant"] in by_variant:
+            by_variant[r["variant"]].append(r)
+    scored = []
+    for name, rs in by_variant.items():
+        if not rs:
+            continue
+        t = geomean([r["time_ratio"] for r in rs])
+        i = geomean([r["instructions_ratio"] for r in rs]) if all(r["instructions_ratio"] for r in rs) else None
+        verdicts = [r["verdict"] for r in rs]
+        eligible = "faster" in verdicts and "slower" not in verdicts
+        scored.append((name, t, i, eligible))
+    winners = sorted((s for s in scored if s[3] and s[1] is not None), key=lambda s: s[1])
+    by_instr = sorted((s for s in scored if s[2] is not None), key=lambda s: s[2])
+    out: dict[str, Any] = {"variant": None, "time_ratio_geomean": None, "instructions_ratio_geomean": None,
+                           "reason": "no variant was faster than the default beyond the layout-noise floor"
+                                     " on any evaluate scenario without being slower on another"}
+    if winners:
+        name, t, i, _ = winners[0]
+        out = {"variant": name, "time_ratio_geomean": t, "instructions_ratio_geomean": i,
+               "reason": "lowest geometric-mean CPU-time ratio among variants faster beyond the noise floor"}
+    if by_instr:
+        out["fewest_instructions"] = {"variant": by_instr[0][0], "instructions_ratio_geomean": by_instr[0][2]}
+    return out

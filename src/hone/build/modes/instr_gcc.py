@@ -1,0 +1,100 @@
+"""gcc instrumented PGO: ``-fprofile-generate`` → ``.gcda`` per object → ``-fprofile-use``.
+
+gcc names each ``.gcda`` after its object's path, so profiles are stored relative to
+the tree root and copied next to the objects of the (fresh, clean) optimizing tree.
+``GCOV_PREFIX`` sends each scenario's files to its own directory; ``gcov-tool merge``
+adds them up with integer weights.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from hone.build.modes.base import ProfileMode
+from hone.build.profiles import MergedProfile, ScenarioProfile, gcda_dir_total, integer_weights, sha256_path
+from hone.build.systems.base import BuildFlags
+from hone.build.toolchain import gcov_tool, tool_version
+from hone.errors import HoneError
+from hone.run.process import run_process
+
+MAX_WEIGHT_RATIO = 64
+
+
+class InstrGcc(ProfileMode):
+    kind = "instr-gcc"
+    problem_patterns = (r"profile count data file not found", r"coverage mismatch", r"Wcoverage-mismatch",
+                        r"corrupted profile info", r"profile data .* mismatch", r"number of counters .* mismatch")
+
+    def __init__(self, *, threads: bool = False, partial_training: bool = False) -> None:
+        super().__init__()
+        self.threads = threads
+        self.partial_training = partial_training
+        self.gcov_tool = ""
+
+    def preflight(self) -> None:
+        self.gcov_tool = gcov_tool()
+        self.versions = {"gcov-tool": tool_version(self.gcov_tool)}
+
+    def instrument(self, flags: BuildFlags, profile_root: Path) -> None:
+        extra = ["-fprofile-generate"]
+        if self.threads:
+            extra.append("-fprofile-update=atomic")  # exact counts when threads race on counters
+        flags.cflags += extra
+        flags.ldflags += extra
+
+    def scenario_env(self, scenario_dir: Path) -> dict[str, str]:
+        return {"GCOV_PREFIX": str(scenario_dir / "raw"), "GCOV_PREFIX_STRIP": "0"}
+
+    def collect(self, scenario: str, weight: float, scenario_dir: Path, instr_tree: Path) -> ScenarioProfile:
+        # GCOV_PREFIX keeps the absolute object path: <raw>/<abs tree>/<rel>.gcda
+        raw = scenario_dir / "raw" / str(instr_tree.resolve()).lstrip("/")
+        rel = scenario_dir / "gcda"
+        if not raw.is_dir() or not any(raw.rglob("*.gcda")):
+            raise HoneError(f"instr-gcc: scenario {scenario!r} wrote no .gcda files under {raw}",
+                            hint="does the scenario run {binary}, and does it exit normally (not by a signal)?")
+        shutil.copytree(raw, rel, dirs_exist_ok=True)
+        shutil.rmtree(scenario_dir / "raw")
+        return ScenarioProfile(scenario, str(rel), sha256_path(rel), gcda_dir_total(rel), weight)
+
+    def merge(self, parts: list[ScenarioProfile], out_dir: Path) -> MergedProfile:
+        # gcc 12's gcov-tool dies on value-profile (topn) counters when asked to scale
+        # (`rewrite -s`, `merge -w`), but plain merges work: a weight w is w−1 merges of
+        # the profile into itself (weights are made integers, the smallest being 1).
+        weights = integer_weights([p.weight for p in parts])
+        if max(weights) > MAX_WEIGHT_RATIO:
+            raise HoneError(f"instr-gcc: weight ratio {max(weights)}:1 is too large (at most {MAX_WEIGHT_RATIO}:1)")
+        step = 0
+
+        def merge2(a: Path, b: Path) -> Path:
+            nonlocal step
+            step += 1
+            dst = out_dir / f"step-{step}"
+            run_process([self.gcov_tool, "merge", "-o", str(dst), str(a), str(b)], timeout=600, check=True)
+            return dst
+
+        acc: Path | None = None
+        for p, w in zip(parts, weights, strict=True):
+            src = Path(p.path)
+            scaled = src
+            for _ in range(w - 1):
+                scaled = merge2(scaled, src)
+            acc = scaled if acc is None else merge2(acc, scaled)
+        assert acc is not None
+        merged = out_dir / "merged"
+        shutil.copytree(acc, merged)
+        for d in out_dir.iterdir():
+            if d.name != "merged":
+                shutil.rmtree(d)
+        return MergedProfile(self.kind, str(merged), sha256_path(merged), parts, tool=self.gcov_tool)
+
+    def prepare_tree(self, tree: Path, merged: MergedProfile) -> None:
+        shutil.copytree(merged.path, tree, dirs_exist_ok=True)
+
+    def apply(self, flags: BuildFlags, merged: MergedProfile) -> None:
+        # -fprofile-correction: counters of threaded programs can be slightly inconsistent.
+        extra = ["-fprofile-use", "-fprofile-correction", "-Wmissing-profile"]
+        if self.partial_training:
+            extra.append("-fprofile-partial-training")
+        flags.cflags += extra
+        flags.ldflags += extra

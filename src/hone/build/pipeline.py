@@ -1,0 +1,470 @@
+"""``hone pgo`` from start to end: preflight → default → noise probes → training →
+variants → correctness → counts → interleaved timing → result JSON.
+
+Layout of the work directory (``<state>/pgo/<run>/`` unless ``--workdir``)::
+
+    variants/<name>/<binary>        each variant's program (the original is never touched)
+    variants/<name>/manifest.json   tools, flags, profile checksums, scenarios
+    variants/<name>/build.log       every build command and its output
+    train/<kind>/scenarios/<name>/  one profile per training scenario
+    train/<kind>/merged/            the weighted merge the optimizing builds read
+    result.json                     what `hone pgo report` shows
+
+Every build starts from a fresh copy of the project (never a stale object built with
+another profile); a build that fails has its directory removed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from hone.build.correctness import Reference, reference_of, verify
+from hone.build.counts import Counts, CountsUnavailable, measure_counts
+from hone.build.evaluate import NOISE_PREFIX, pick_best, scenario_rows, time_scenario
+from hone.build.manifest import Manifest, Stage
+from hone.build.modes import PROFILE_MODES, AutoFdo, BoltPass, InstrGcc, ProfileMode, add_lto
+from hone.build.plan import NOISE_CFLAGS, NOISE_RUSTFLAGS, BuildPlan
+from hone.build.profiles import MergedProfile, ScenarioProfile
+from hone.build.recipe import Family, Recipe, default_recipe
+from hone.build.scenario import Scenario, run_scenario
+from hone.build.systems import SYSTEMS, BuildFlags, BuildSystem
+from hone.build.toolchain import Compilers, clang_compilers, gcc_compilers, rust_tools
+from hone.errors import HoneError
+from hone.paths import state_dir
+
+RESULT_FORMAT = "hone-pgo/1"
+Log = Callable[[str], None]
+
+
+@dataclass
+class BuiltVariant:
+    """One binary hone built. ``status``: ok, failed (build), rejected (wrong output)."""
+
+    name: str
+    mode: str
+    kind: str  # reference | noise | variant
+    status: str = "ok"
+    binary: Path | None = None
+    manifest: Path | None = None
+    error: str | None = None
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"variant": self.name, "mode": self.mode, "kind": self.kind, "status": self.status,
+                "binary": str(self.binary) if self.binary else None,
+                "manifest": str(self.manifest) if self.manifest else None, "error": self.error,
+                "profile_problems": self.problems, "build_seconds": round(self.seconds, 2)}
+
+
+def default_workdir(name: str) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    return state_dir() / "pgo" / f"{stamp}-{name or 'project'}"
+
+
+class PgoRun:
+    """Run one plan. ``log`` receives progress lines (for stderr)."""
+
+    def __init__(self, plan: BuildPlan, log: Log | None = None) -> None:
+        self.plan = plan
+        self.log = log or (lambda _msg: None)
+        self.system: BuildSystem = SYSTEMS[plan.system](
+            binary=plan.binary, command=plan.build_command, jobs=plan.jobs, timeout=plan.build_timeout)
+        self.compilers: dict[Family, Compilers] = {}
+        self.modes: dict[str, ProfileMode] = {}
+        self.bolt: BoltPass | None = None
+        self.tools: dict[str, str] = {}
+        self.profiles: dict[str, MergedProfile] = {}
+        self.train_stages: dict[str, Stage] = {}
+        self.references: dict[str, Reference] = {}
+        self.warnings: list[str] = []
+        self.work = Path()
+
+    # ------------------------------------------------------------------ preflight
+
+    def preflight(self) -> None:
+        """Every tool every variant needs, before anything is built (a refusal — autofdo
+        without LBR, a missing llvm-profdata — leaves nothing behind)."""
+        plan = self.plan
+        if not plan.project.is_dir():
+            raise HoneError(f"project directory {plan.project} does not exist")
+        if not plan.train:
+            raise HoneError("no train scenario", hint="--train 'CMD with {binary}' (repeatable)")
+        if not plan.evaluate:
+            raise HoneError("no evaluate scenario", hint="--evaluate 'CMD with {binary}' (repeatable)")
+        for scn in [*plan.train, *plan.evaluate]:
+            if "{binary}" not in scn.command:
+                raise HoneError(f"scenario {scn.name!r} does not name the program as {{binary}}: {scn.command}",
+                                hint="write the program as {binary}; hone puts each variant's path there")
+        families: set[Family] = {default_recipe(plan.system).family, *(r.family for r in plan.recipes)}
+        for fam in sorted(families):
+            self._compilers(fam)
+        for r in plan.recipes:
+            if r.profile and r.profile not in self.modes:
+                mode = (InstrGcc(threads=plan.threads, partial_training=plan.partial_training)
+                        if r.profile == "instr-gcc" else PROFILE_MODES[r.profile]())
+                mode.preflight()
+                self.modes[r.profile] = mode
+                self.tools.update(mode.versions)
+            if r.bolt and self.bolt is None:
+                self.bolt = BoltPass()
+                self.tools.update(self.bolt.versions)
+            if r.lto and r.family == "clang":
+                add_lto(BuildFlags(), "clang", r.lto, plan.jobs)  # raises without lld
+        warn = plan.overlap_warning()
+        if warn:
+            self.warnings.append(warn)
+
+    def _compilers(self, family: Family) -> Compilers:
+        if family not in self.compilers:
+            if family == "gcc":
+                self.compilers[family] = gcc_compilers()
+            elif family == "clang":
+                self.compilers[family] = clang_compilers()
+            else:
+                tools = rust_tools() if any(r.profile == "instr-rust" for r in self.plan.recipes) else None
+                versions = tools.versions if tools else {}
+                self.compilers[family] = Compilers("cc", "c++", "ar", "ranlib", versions)
+            self.tools.update(self.compilers[family].versions)
+        return self.compilers[family]
+
+    # ------------------------------------------------------------------ building
+
+    def base_flags(self, family: Family) -> BuildFlags:
+        c = self._compilers(family)
+        p = self.plan
+        return BuildFlags(cc=c.cc, cxx=c.cxx, ar=c.ar, ranlib=c.ranlib, cflags=list(p.base_cflags),
+                          ldflags=list(p.base_ldflags), rustflags=list(p.base_rustflags))
+
+    def fresh_tree(self, dest: Path) -> Path:
+        """A clean copy of the project in ``dest`` (build outputs and the binary left out)."""
+        if dest.exists():
+            shutil.rmtree(dest)
+        ignore = shutil.ignore_patterns(".git", ".hg", *self.system.ignore_patterns())
+        shutil.copytree(self.plan.project, dest, symlinks=True, ignore=ignore)
+        stale = dest / self.plan.binary
+        if stale.is_file():
+            stale.unlink()
+        return dest
+
+    def build_tree(self, tree: Path, flags: BuildFlags, log_path: Path, stage: str,
+                   mode: ProfileMode | None = None) -> tuple[Path, Stage]:
+        """Build ``tree`` with ``flags``; append its log; return the binary and a manifest stage."""
+        t0 = time.perf_counter()
+        try:
+            binary, log = self.system.build(tree, flags)
+        except HoneError as exc:
+            blog = getattr(exc, "log", None)
+            with log_path.open("a") as f:
+                f.write(f"### {stage}\n{blog.text if blog else ''}\n{exc.message}\n")
+            raise
+        with log_path.open("a") as f:
+            f.write(f"### {stage}\n{log.text}\n")
+        problems = mode.problems(log.text) if mode else []
+        argv = self.system.steps(tree, flags)[-1][0]
+        return binary, Stage(stage, flags.to_dict(), argv, round(time.perf_counter() - t0, 2), problems)
+
+    def build_variant(self, name: str, recipe: Recipe, kind: str, extra_flags: list[str] | None = None) -> BuiltVariant:
+        """Build one variant into ``variants/<name>/``; on failure remove that directory."""
+        vdir = self.work / "variants" / name
+        vdir.mkdir(parents=True)
+        built = BuiltVariant(name, recipe.name, kind)
+        t0 = time.perf_counter()
+        self.log(f"build {name} …")
+        try:
+            built = self._build_variant(vdir, built, recipe, extra_flags or [])
+        except HoneError as exc:
+            shutil.rmtree(vdir, ignore_errors=True)
+            built.status, built.error = "failed", exc.message
+            self.log(f"[red]build {name} FAILED: {exc.message}[/red]")
+        built.seconds = time.perf_counter() - t0
+        return built
+
+    def _build_variant(self, vdir: Path, built: BuiltVariant, recipe: Recipe, extra: list[str]) -> BuiltVariant:
+        plan = self.plan
+        flags = self.base_flags(recipe.family)
+        if recipe.family == "rust":
+            flags.rustflags += extra
+        else:
+            flags.cflags += extra
+            flags.ldflags += extra
+        manifest = Manifest(variant=built.name, mode=recipe.name, family=recipe.family, system=plan.system,
+                            project=str(plan.project), binary="",
+                            scenarios={"train": [s.to_dict() for s in plan.train],
+                                       "evaluate": [s.to_dict() for s in plan.evaluate]})
+        manifest.tools = {**self.compilers[recipe.family].versions}
+        mode = self.modes.get(recipe.profile) if recipe.profile else None
+        merged: MergedProfile | None = None
+        if mode is not None and recipe.profile:
+            merged = self.train_profile(recipe.profile, recipe.family)
+            manifest.tools.update(mode.versions)
+            manifest.profiles.append(merged.to_dict())
+            if recipe.profile in self.train_stages:
+                manifest.stages.append(self.train_stages[recipe.profile])
+            mode.apply(flags, merged)
+        if recipe.lto:
+            add_lto(flags, recipe.family, recipe.lto, plan.jobs)
+        if recipe.bolt:
+            BoltPass.prepare_flags(flags, recipe.family)
+        tree = self.fresh_tree(vdir / "tree")
+        if mode is not None and merged is not None:
+            mode.prepare_tree(tree, merged)
+        log_path = vdir / "build.log"
+        binary, stage = self.build_tree(tree, flags, log_path, "optimizing build" if mode else "build", mode)
+        manifest.stages.append(stage)
+        if stage.profile_problems:
+            built.problems = stage.profile_problems
+            self.warnings.append(f"{built.name}: the compiler reports the profile missing or mismatched:"
+                                 f" {stage.profile_problems[0]}"
+                                 + (f" (+{len(stage.profile_problems) - 1} more)" if len(stage.profile_problems) > 1
+                                    else ""))
+        final = vdir / Path(plan.binary).name
+        if recipe.bolt:
+            assert self.bolt is not None
+            bolt_merged = self.train_bolt(built.name, binary, vdir)
+            manifest.profiles.append(bolt_merged.to_dict())
+            manifest.tools.update(self.bolt.versions)
+            t0 = time.perf_counter()
+            out = self.bolt.optimize(binary, bolt_merged, final)
+            with log_path.open("a") as f:
+                f.write(f"### llvm-bolt optimize\n{out}\n")
+            argv = [self.bolt.bolt, str(binary), "-o", str(final), f"-data={bolt_merged.path}"]
+            seconds = round(time.perf_counter() - t0, 2)
+            manifest.stages.append(Stage("llvm-bolt", {"bolt_flags": argv[3:]}, argv, seconds))
+        else:
+            shutil.copy2(binary, final)
+        if not plan.keep_trees:
+            shutil.rmtree(tree)
+        manifest.binary = str(final)
+        manifest.write(vdir / "manifest.json")
+        built.binary, built.manifest = final, vdir / "manifest.json"
+        return built
+
+    # ------------------------------------------------------------------ training
+
+    def train_profile(self, kind: str, family: Family) -> MergedProfile:
+        """Train once per profile kind (shared by e.g. instr-gcc and instr-gcc+lto):
+        instrumented build, every train scenario into its own profile, weighted merge."""
+        if kind in self.profiles:
+            return self.profiles[kind]
+        mode = self.modes[kind]
+        tdir = self.work / "train" / kind
+        tdir.mkdir(parents=True, exist_ok=True)
+        if isinstance(mode, AutoFdo):
+            merged = self._train_autofdo(mode, family, tdir)
+        else:
+            self.log(f"train {kind}: instrumented build …")
+            flags = self.base_flags(family)
+            mode.instrument(flags, tdir / "scenarios")
+            tree = self.fresh_tree(tdir / "tree")
+            binary, stage = self.build_tree(tree, flags, tdir / "build.log", "training build")
+            self.train_stages[kind] = stage
+            parts: list[ScenarioProfile] = []
+            for scn in self.plan.train:
+                sdir = tdir / "scenarios" / scn.name
+                sdir.mkdir(parents=True, exist_ok=True)
+                res = run_scenario(scn, binary, timeout=self.plan.run_timeout * 20, cwd=self.plan.scenario_cwd,
+                                   env=mode.scenario_env(sdir))
+                if res.timed_out or res.returncode != self.references[scn.name].returncode:
+                    raise HoneError(f"{kind}: train scenario {scn.name!r} failed on the instrumented binary:"
+                                    f" {res.describe_failure()}")
+                part = mode.collect(scn.name, scn.weight, sdir, tree)
+                part.train_cpu_s = round(res.cpu_s, 3)
+                parts.append(part)
+                self.log(f"train {kind}: {scn.name} (weight {scn.weight:g}) → {part.total_count:,} counts")
+            mdir = tdir / "merged"
+            mdir.mkdir(exist_ok=True)
+            merged = mode.merge(parts, mdir)
+            if not self.plan.keep_trees:
+                shutil.rmtree(tree)
+        self.profiles[kind] = merged
+        return merged
+
+    def _train_autofdo(self, mode: AutoFdo, family: Family, tdir: Path) -> MergedProfile:
+        # Not reachable on machines without LBR: preflight refused already.
+        flags = self.base_flags(family)
+        mode.instrument(flags, tdir)
+        tree = self.fresh_tree(tdir / "tree")
+        binary, _ = self.build_tree(tree, flags, tdir / "build.log", "sampled build")
+        parts = []
+        for scn in self.plan.train:
+            sdir = tdir / "scenarios" / scn.name
+            sdir.mkdir(parents=True, exist_ok=True)
+            wrapped = Scenario(scn.name, scn.command.replace(
+                "{binary}", " ".join(mode.wrapper(sdir)) + " {binary}"), scn.weight, scn.cwd)
+            res = run_scenario(wrapped, binary, timeout=self.plan.run_timeout * 5, cwd=self.plan.scenario_cwd)
+            if not res.ok:
+                raise HoneError(f"autofdo: perf record on {scn.name!r} failed: {res.describe_failure()}")
+            parts.append(mode.collect_from_binary(scn.name, scn.weight, sdir, binary))
+        mdir = tdir / "merged"
+        mdir.mkdir(exist_ok=True)
+        return mode.merge(parts, mdir)
+
+    def train_bolt(self, name: str, binary: Path, vdir: Path) -> MergedProfile:
+        """BOLT profiles belong to one binary: instrument it, run every train scenario."""
+        assert self.bolt is not None
+        bdir = vdir / "bolt"
+        inst = bdir / (binary.name + ".instrumented")
+        raw = bdir / "raw"
+        bdir.mkdir(parents=True, exist_ok=True)
+        self.log(f"bolt {name}: instrument …")
+        self.bolt.instrument(binary, inst, raw)
+        parts = []
+        for scn in self.plan.train:
+            res = run_scenario(scn, inst, timeout=self.plan.run_timeout * 20, cwd=self.plan.scenario_cwd)
+            if res.timed_out or res.returncode != self.references[scn.name].returncode:
+                raise HoneError(f"bolt: train scenario {scn.name!r} failed on the instrumented binary:"
+                                f" {res.describe_failure()}")
+            part = self.bolt.collect(scn.name, scn.weight, raw, bdir / "scenarios")
+            part.train_cpu_s = round(res.cpu_s, 3)
+            parts.append(part)
+        merged = self.bolt.merge(parts, bdir)
+        inst.unlink()
+        return merged
+
+    # ------------------------------------------------------------------ the run
+
+    def run(self) -> dict[str, Any]:
+        """Everything; returns the result document (also written to ``result.json``)."""
+        plan = self.plan
+        self.preflight()
+        self.work = plan.workdir or default_workdir(plan.name)
+        if self.work.exists() and any(self.work.iterdir()):
+            raise HoneError(f"work directory {self.work} is not empty")
+        self.work.mkdir(parents=True, exist_ok=True)
+        try:
+            return self._run()
+        except BaseException:
+            # Nothing half-built stays behind: a run that did not finish leaves no tree.
+            for sub in ("variants", "train"):
+                for d in (self.work / sub).glob("*/tree"):
+                    shutil.rmtree(d, ignore_errors=True)
+            raise
+
+    def _run(self) -> dict[str, Any]:
+        plan = self.plan
+        started = time.perf_counter()
+        default = self.build_variant("default", default_recipe(plan.system), "reference")
+        if default.status != "ok" or default.binary is None:
+            raise HoneError(f"the default build failed: {default.error}",
+                            hint=f"see {self.work}/variants; the build must work before hone can improve it")
+        scenarios = _unique([*plan.train, *plan.evaluate])
+        for scn in scenarios:
+            res = run_scenario(scn, default.binary, timeout=plan.run_timeout, cwd=plan.scenario_cwd)
+            if res.timed_out:
+                raise HoneError(f"scenario {scn.name!r} timed out on the default binary ({plan.run_timeout:g} s)")
+            if res.returncode != 0:
+                self.warnings.append(f"scenario {scn.name!r} exits with {res.returncode} on the default binary;"
+                                     " variants must do the same")
+            self.references[scn.name] = reference_of(res)
+        built: list[BuiltVariant] = [default]
+        perturb = NOISE_RUSTFLAGS if plan.system == "cargo" else NOISE_CFLAGS
+        for i in range(plan.noise_builds):
+            extra = perturb[i % len(perturb)]
+            built.append(self.build_variant(f"{NOISE_PREFIX}{i + 1}", default_recipe(plan.system), "noise", extra))
+        for recipe in plan.recipes:
+            built.append(self.build_variant(recipe.name, recipe, "variant"))
+        # Correctness before speed.
+        for b in built[1:]:
+            if b.status != "ok" or b.binary is None:
+                continue
+            bad = verify(b.binary, scenarios, self.references, check=plan.check, timeout=plan.run_timeout,
+                         cwd=plan.scenario_cwd)
+            if bad:
+                b.status = "rejected"
+                b.error = "; ".join(f"{m.scenario}: {m.detail}" for m in bad)
+                self.log(f"[bold red]REJECTED {b.name}: its output differs from the default's — {b.error}[/bold red]")
+        ok = [b for b in built if b.status == "ok" and b.binary is not None]
+        binaries = {b.name: b.binary for b in ok if b.binary is not None}
+        modes = {b.name: b.mode for b in ok}
+        rows: list[dict[str, Any]] = []
+        floors: dict[str, float] = {}
+        counts_note: str | None = None
+        for i, scn in enumerate(plan.evaluate):
+            counts: dict[str, Counts | None] = {}
+            if plan.counts and counts_note is None:
+                for b in ok:
+                    if b.kind == "noise" or b.binary is None:
+                        continue
+                    try:
+                        counts[b.name] = measure_counts(scn, b.binary, timeout=plan.run_timeout,
+                                                        cwd=plan.scenario_cwd)
+                    except CountsUnavailable as exc:
+                        counts_note = exc.message
+                        self.log(f"[yellow]{exc.message}[/yellow]")
+                        counts = {}
+                        break
+            self.log(f"time {scn.name}: {plan.rounds} interleaved rounds × {len(binaries)} binaries …")
+            timing = time_scenario(scn, binaries, self.references[scn.name], rounds=plan.rounds,
+                                   warmup=plan.warmup, seed=plan.seed + i, timeout=plan.run_timeout,
+                                   cwd=plan.scenario_cwd)
+            srows, floor = scenario_rows(timing, counts, binaries, modes, threshold=0.01)
+            rows += srows
+            floors[scn.name] = floor
+        variant_names = [b.name for b in ok if b.kind == "variant"]
+        best = pick_best(rows, variant_names)
+        result = {
+            "format": RESULT_FORMAT,
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "name": plan.name,
+            "project": str(plan.project),
+            "system": plan.system,
+            "binary": plan.binary,
+            "workdir": str(self.work),
+            "rounds": plan.rounds,
+            "scenarios": {"train": [s.to_dict() for s in plan.train],
+                          "evaluate": [s.to_dict() for s in plan.evaluate]},
+            "tools": self.tools,
+            "builds": [b.to_dict() for b in built],
+            "profiles": {k: v.to_dict() for k, v in self.profiles.items()},
+            "noise_floor_pct": floors,
+            "counts_note": counts_note,
+            "warnings": self.warnings,
+            "variants": rows,
+            "best": best,
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+        (self.work / "result.json").write_text(json.dumps(result, indent=2, default=_json_default) + "\n")
+        return result
+
+
+def _unique(scenarios: list[Scenario]) -> list[Scenario]:
+    seen: dict[str, Scenario] = {}
+    for s in scenarios:
+        seen.setdefault(s.name, s)
+    return list(seen.values())
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def load_result(path: Path) -> dict[str, Any]:
+    """A ``result.json`` written by :meth:`PgoRun.run` (HoneError if it is not one)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise HoneError(f"cannot read {path}: {exc}") from exc
+    if not isinstance(data, dict) or data.get("format") != RESULT_FORMAT:
+        raise HoneError(f"{path} is not a hone pgo result (format {RESULT_FORMAT})")
+    return data
+
+
+def latest_result() -> Path:
+    """The newest ``result.json`` under ``<state>/pgo/``."""
+    found = sorted((state_dir() / "pgo").glob("*/result.json"), key=lambda p: p.stat().st_mtime)
+    if not found:
+        raise HoneError("no hone pgo result yet", hint="run `hone pgo …` first, or give a result.json")
+    return found[-1]

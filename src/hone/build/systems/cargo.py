@@ -1,0 +1,21 @@
+"""cargo: ``cargo build --release`` with RUSTFLAGS and a target directory inside the
+clean tree (never the user's ``target/``, whose objects were built with other flags)."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from hone.build.systems.base import BuildFlags, BuildSystem, fill
+
+
+class CargoBuild(BuildSystem):
+    name = "cargo"
+
+    def ignore_patterns(self) -> list[str]:
+        return [*super().ignore_patterns(), "target"]
+
+    def steps(self, tree: Path, flags: BuildFlags) -> list[tuple[list[str], dict[str, str]]]:
+        argv = self.command or ["cargo", "build", "--release", "-j", str(self.jobs)]
+        env = {"RUSTFLAGS": shlex.join(flags.rustflags), "CARGO_TARGET_DIR": str(tree / "target")}
+        return [(fill(argv, flags.placeholder_values(self.jobs)), env)]

@@ -1,0 +1,35 @@
+"""cmake: configure into ``_hone_build`` inside the clean tree with the variant's
+compilers and flags as cache entries, then ``cmake --build``."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from hone.build.systems.base import BuildFlags, BuildSystem, fill
+
+BUILD_DIR = "_hone_build"
+
+
+class CMakeBuild(BuildSystem):
+    """No CMAKE_BUILD_TYPE: Release would add its own -O3 on top of the variant's flags."""
+
+    name = "cmake"
+
+    def ignore_patterns(self) -> list[str]:
+        return [*super().ignore_patterns(), BUILD_DIR, "CMakeCache.txt", "CMakeFiles"]
+
+    def steps(self, tree: Path, flags: BuildFlags) -> list[tuple[list[str], dict[str, str]]]:
+        cflags = shlex.join(flags.cflags)
+        ldflags = shlex.join(flags.ldflags)
+        configure = [
+            "cmake", "-S", ".", "-B", BUILD_DIR,
+            f"-DCMAKE_C_COMPILER={flags.cc}", f"-DCMAKE_CXX_COMPILER={flags.cxx}",
+            f"-DCMAKE_AR={flags.ar}", f"-DCMAKE_RANLIB={flags.ranlib}",
+            f"-DCMAKE_C_FLAGS={cflags}", f"-DCMAKE_CXX_FLAGS={cflags}",
+            f"-DCMAKE_EXE_LINKER_FLAGS={ldflags}", f"-DCMAKE_SHARED_LINKER_FLAGS={ldflags}",
+        ]
+        build = ["cmake", "--build", BUILD_DIR, "-j", str(self.jobs)]
+        if self.command:
+            build = fill(self.command, flags.placeholder_values(self.jobs))
+        return [(configure, {}), (build, {})]
