@@ -187,3 +187,44 @@ knobs:
     assert doc["metric"] == "level" and doc["goal"] == "maximize"
     assert _comparison(doc, "seven")["verdict"] == "faster"  # higher level, maximize goal
     assert conf.read_text() == "level = 1\n"
+
+
+def test_ctrl_c_mid_comparison_restores_every_knob(state_dir: Path, tmp_path: Path) -> None:
+    import os
+    import signal
+    import sys
+    import time
+
+    conf = tmp_path / "app.conf"
+    conf.write_text("level = 1\n")
+    spec = tmp_path / "hone.yaml"
+    spec.write_text(f"""
+benchmark:
+  command: [sleep, "0.05"]
+knobs:
+  - {{name: level, kind: file, path: {conf}, key: level, type: int, range: [0, 9]}}
+""")
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("hone")), "compare", str(spec), "--variant", "seven:level=7",
+         "--rounds", "500", "--warmup", "0"],
+        env={**os.environ, "HONE_STATE_DIR": str(state_dir)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    deadline = time.monotonic() + 30
+    while conf.read_text() != "level = 7\n" and time.monotonic() < deadline:
+        time.sleep(0.01)  # wait until the variant's knob is really applied
+    assert conf.read_text() == "level = 7\n"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert conf.read_text() == "level = 1\n"
+    assert "Traceback" not in err
+
+
+def test_pinning_and_no_aslr_wrap_each_run(hone, spin: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "r.json"
+    r = hone("compare", f"{spin} 1000", f"{spin} 2000", "--pin", "0", "--no-aslr", "--rounds", "3",
+             "--warmup", "0", "--export-json", out)
+    assert r.code == 0, r.err
+    doc = json.loads(out.read_text())
+    assert doc["pin"] == "0" and doc["no_aslr"] is True
+    assert all(run["error"] is None for v in doc["rows"][0]["variants"] for run in v["runs"])
