@@ -77,7 +77,7 @@ def test_three_workers_finish_exactly_the_budget(pg, tmp_path: Path) -> None:  #
     envs = [_machine(tmp_path, f"m{i}") for i in range(3)]
     procs = [_worker(spec, url, "three", env, "--trials", "9") for env in envs]
     outs = [p.communicate(timeout=150) for p in procs]
-    for p, (out, err) in zip(procs, outs, strict=True):
+    for p, (_out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err
     study = _study(url, "three")
     trials = study.get_trials()
@@ -117,7 +117,7 @@ def test_kill_9_mid_trial_loses_nothing_and_rollback_restores(pg, tmp_path: Path
     assert Path(victim_env["KNOBFILE"]).read_text() != "0"  # kill -9: nothing restored it
 
     other = _worker(spec, url, "kill", other_env, *hb)
-    out, err = other.communicate(timeout=120)
+    _out, err = other.communicate(timeout=120)
     assert other.returncode == 0, err
 
     study = _study(url, "kill")

@@ -65,3 +65,27 @@ def worker_cmd(spec: str, storage: str, study_name: str, trials: int | None, sam
             "ran": result.ran, "failed": result.failed, "requeued": result.requeued,
             "finished_in_study": result.finished_in_study, "restore_problems": result.restore_problems,
         })
+
+
+@main.command("dashboard")
+@click.option("--storage", envvar="HONE_STORAGE", default=None, metavar="URL",
+              help="Optuna storage (default: sqlite:///<state dir>/studies.db). Env: HONE_STORAGE.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True, help="Port to listen on.")
+def dashboard_cmd(storage: str | None, host: str, port: int) -> None:
+    """A live view of the studies in a storage (optuna-dashboard), with hone's raw repeats,
+    machines and confirmation verdicts as notes on each trial and study. Ctrl-C stops it."""
+    from pathlib import Path
+
+    from hone.errors import HoneError
+    from hone.fleet.dashboard import serve
+    from hone.fleet.storage import mask_url, open_storage
+    from hone.paths import default_storage_url
+
+    url = storage or default_storage_url()
+    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():
+        raise HoneError(f"no study store at {url}", hint="run `hone tune` first, or give --storage URL")
+    rdb = open_storage(url)
+    err_console.print(f"dashboard of {mask_url(url)} on http://{host}:{port}/dashboard  (Ctrl-C stops)",
+                      soft_wrap=True)
+    serve(rdb, host, port)

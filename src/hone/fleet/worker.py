@@ -37,6 +37,7 @@ from optuna.trial import Trial, TrialState
 
 from hone.errors import HoneError
 from hone.fingerprint import machine_id
+from hone.fleet.dashboard import annotate_trial
 from hone.fleet.lock import StudyLock
 from hone.fleet.storage import mask_url, open_storage
 from hone.journal import StateLock
@@ -239,6 +240,16 @@ def _worker_seed(seed: int | None) -> int | None:
     return None if seed is None else seed + (os.getpid() % 100_000)
 
 
+def _note(study: optuna.Study, storage: optuna.storages.RDBStorage, number: int) -> None:
+    """Raw repeats as a dashboard note on the finished trial (best effort: a note that
+    cannot be written must not stop the worker)."""
+    try:
+        trial_id = storage.get_trial_id_from_study_id_trial_number(study._study_id, number)
+        annotate_trial(study, storage.get_trial(trial_id))
+    except Exception:
+        pass
+
+
 def run_worker(loaded: LoadedSpec, opts: WorkerOptions, *,
                on_trial: Callable[[tune_study.TrialOutcome], None] | None = None) -> WorkerResult:
     """Join ``opts.study`` and run its trials on this machine until the budget is spent.
@@ -256,6 +267,7 @@ def run_worker(loaded: LoadedSpec, opts: WorkerOptions, *,
 
         def _seen(outcome: tune_study.TrialOutcome) -> None:
             (result.ran if outcome.state == "complete" else result.failed).append(outcome.number)
+            _note(study, storage, outcome.number)
             if on_trial:
                 on_trial(outcome)
 
