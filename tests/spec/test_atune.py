@@ -1,0 +1,167 @@
+"""A-Tune client/server YAML pairs → hone specs (and back)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hone.errors import SpecError
+from hone.knobs import driver_for
+from hone.run.metrics import extract
+from hone.run.process import ProcessResult
+from hone.spec.atune import load_atune, quote_var, to_atune
+
+REPO = Path(__file__).resolve().parents[2]
+
+CLIENT = """\
+project: "demo"
+engine: "bayes"
+iterations: 4
+random_starts: 2
+benchmark: "{py} bench.py"
+evaluations:
+  -
+    name: "tps"
+    info:
+      get: "echo '$out' | grep 'tps:' | awk '{{print $2}}'"
+      type: "negative"
+      weight: 60
+  -
+    name: "delay"
+    info:
+      get: "echo '$out' | grep 'delay:' | awk '{{print $2}}'"
+      type: "positive"
+      weight: 40
+      threshold: 50
+"""
+
+SERVER = """\
+project: "demo"
+maxiterations: 4
+startworkload: ""
+stopworkload: ""
+object :
+  -
+    name : "ratio"
+    info :
+      desc : "a ratio kept in a file"
+      get : "cat {d}/ratio"
+      set : "printf '%s' $value > {d}/ratio"
+      needrestart : "false"
+      type : "discrete"
+      scope :
+        - 0
+        - 100
+      step : 5
+      items :
+      dtype : "int"
+  -
+    name : "mode"
+    info :
+      get : "cat {d}/mode"
+      set : "printf '%s' $value > {d}/mode"
+      needrestart : "false"
+      type : "discrete"
+      options :
+        - "fast"
+        - "safe"
+      dtype : "string"
+"""
+
+BENCH = """\
+import pathlib
+r = int(pathlib.Path("ratio").read_text()); m = pathlib.Path("mode").read_text()
+print("tps:", 1000 + 10 * r - (300 if m == "safe" else 0))
+print("delay:", 20 + r / 10)
+print("it's a line with 'quotes' and $(touch pwned)")
+"""
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[Path, Path]:
+    (tmp_path / "ratio").write_text("10")
+    (tmp_path / "mode").write_text("safe")
+    (tmp_path / "bench.py").write_text(BENCH)
+    client = tmp_path / "client.yaml"
+    server = tmp_path / "server.yaml"
+    client.write_text(CLIENT.format(py=sys.executable))
+    server.write_text(SERVER.format(d=tmp_path))
+    return client, server
+
+
+def test_pair_translates_to_ordered_knobs_goals_weights_and_constraints(pair):
+    loaded = load_atune(*pair)
+    spec = loaded.spec
+    assert spec.name == "demo" and spec.tune.trials == 4 and spec.tune.random_starts == 2
+    assert spec.tune.objective == "weighted"
+    tps, delay = spec.metrics
+    assert (tps.goal, tps.weight, delay.goal, delay.weight) == ("maximize", 60, "minimize", 40)
+    assert delay.constraint == "<= 50"
+    ratio, mode = spec.knobs
+    assert (ratio.type, ratio.range, ratio.step) == ("int", [0, 100], 5)  # ordered, not 21 categories
+    assert mode.values == ["fast", "safe"]
+    assert driver_for(ratio).read() == "10"
+
+
+def test_round_trip_through_atune_files(pair, tmp_path):
+    first = load_atune(*pair).spec
+    client, server = to_atune(first)
+    (tmp_path / "c2.yaml").write_text(yaml.safe_dump(client))
+    (tmp_path / "s2.yaml").write_text(yaml.safe_dump(server))
+    second = load_atune(tmp_path / "c2.yaml", tmp_path / "s2.yaml").spec
+    dump = [s.model_dump(mode="json", exclude={"description"}) for s in (first, second)]
+    assert dump[0] == dump[1]
+
+
+def test_out_reaches_get_through_the_environment_never_as_shell_text(pair, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec = load_atune(*pair).spec
+    out = "tps: 1234\nit's 'quoted' $(touch pwned) `touch pwned2`\n"
+    res = ProcessResult(argv=["x"], returncode=0, stdout=out, stderr="", wall_s=1, user_s=0, sys_s=0, max_rss_kb=0)
+    assert extract(spec.metrics[0], res) == 1234.0
+    assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
+
+
+def test_value_reaches_set_as_one_argument(pair, tmp_path):
+    spec = load_atune(*pair).spec
+    driver = driver_for(spec.knobs[1])
+    driver.write("two words; touch pwned")
+    assert (tmp_path / "mode").read_text() == "two words; touch pwned"
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_quote_var_rewrites_every_spelling():
+    assert quote_var("echo '$out' | x", "out") == 'echo "$out" | x'
+    assert quote_var('echo "$out"; echo ${out}; echo $out', "out") == 'echo "$out"; echo "$out"; echo "$out"'
+    assert quote_var("echo $outside", "out") == "echo $outside"
+
+
+def test_bad_scope_points_at_the_server_line(pair):
+    client, server = pair
+    server.write_text(server.read_text().replace("        - 0\n        - 100\n", "        - 0\n"))
+    with pytest.raises(SpecError, match=r"server.yaml:14: object\[0\]\.info\.scope: expected scope"):
+        load_atune(client, server)
+
+
+def test_hone_tune_runs_an_atune_pair(pair, hone, tmp_path):
+    client, server = pair
+    res = hone("tune", client, "--atune-server", server, "--repeats", "1", "--confirm", "6", "--top-k", "1",
+               "--json", tmp_path / "r.json", "--seed", "1")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["trials"] == 4 and doc["failed_trials"] == 0
+    assert doc["objective"]["mode"] == "weighted"
+    assert (tmp_path / "ratio").read_text() == "10" and (tmp_path / "mode").read_text() == "safe"
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_example_pair_in_the_repo_loads():
+    loaded = load_atune(REPO / "examples/atune/dirty_client.yaml", REPO / "examples/atune/dirty_server.yaml",
+                        check_knobs=False)
+    assert [k.name for k in loaded.spec.knobs] == ["vm.dirty_background_ratio", "vm.dirty_expire_centisecs"]
+    assert textwrap.dedent(loaded.spec.metrics[0].extract.command).startswith('echo "$out"')

@@ -1,0 +1,53 @@
+"""A tiny, fast workload for tune tests: a file knob, a param knob, a score metric."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+BENCH = textwrap.dedent(
+    """
+    import os, pathlib, sys, time
+    conf, x, mode = pathlib.Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    level = int(conf.read_text().split("=")[1])
+    with open(os.environ["HONE_TEST_LOG"], "a") as log:
+        log.write(f"{level} {x}\\n")
+    if mode == "fail" and x % 3 == 0:
+        print("boom", file=sys.stderr)
+        sys.exit(1)
+    if mode == "slow":
+        time.sleep(0.5)
+    score = 0.0 if mode == "zero" else 100.0 + 10 * x - x * x - 4 * (level - 3) ** 2
+    print(f"score: {score}")
+    """
+)
+
+
+def write_workload(tmp: Path, mode: str = "ok", trials: int = 5, extra_tune: str = "") -> Path:
+    """A spec + bench + conf file in ``tmp``; returns the spec path."""
+    (tmp / "bench.py").write_text(BENCH)
+    (tmp / "app.conf").write_text("level = 1\n")
+    spec = tmp / "hone.yaml"
+    spec.write_text(textwrap.dedent(f"""
+        name: tiny
+        benchmark:
+          command: [{sys.executable}, bench.py, app.conf, "{{x}}", {mode}]
+          timeout: 20
+          repeats: 1
+        metrics:
+          - {{name: score, extract: {{regex: 'score: ([-0-9.]+)'}}, goal: maximize}}
+        knobs:
+          - {{name: level, kind: file, path: {tmp / 'app.conf'}, key: level, type: int, range: [0, 6]}}
+          - {{name: x, kind: param, values: [1, 2, 3, 4, 5, 6, 7, 8], default: 1}}
+        tune: {{trials: {trials}, seed: 3, confirm: 6, top_k: 1{extra_tune}}}
+    """))
+    return spec
+
+
+@pytest.fixture
+def workload(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HONE_TEST_LOG", str(tmp_path / "runs.log"))
+    return tmp_path

@@ -1,0 +1,133 @@
+"""``hone tune`` end to end on a tiny workload (real console script, real store)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import optuna
+from optuna.trial import TrialState
+
+from tests.conftest import HONE_BIN
+from tests.tune.conftest import write_workload
+
+JSON_FIELDS = {"recommended", "baseline", "recommended_metrics", "improvement_pct", "ci_pct", "p_value", "verdict",
+               "trials", "failed_trials", "seed", "storage", "study"}
+
+
+def _env(workload: Path, state_dir: Path) -> dict[str, str]:
+    return {**os.environ, "HONE_STATE_DIR": str(state_dir), "HONE_TEST_LOG": str(workload / "runs.log"),
+            "COLUMNS": "200"}
+
+
+def test_tune_finds_confirmed_winner_and_restores_every_knob(workload, hone, state_dir):
+    spec = write_workload(workload, trials=8)
+    before = (workload / "app.conf").read_bytes()
+    res = hone("tune", spec, "--json", workload / "r.json", "--html", workload / "r.html", "--study", "s1")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    assert set(doc) >= JSON_FIELDS
+    assert doc["trials"] == 8 and doc["failed_trials"] == 0 and doc["study"] == "s1" and doc["seed"] == 3
+    assert doc["verdict"] == "faster" and doc["improvement_pct"] > 0
+    assert doc["ci_pct"][0] > 0
+    assert doc["recommended"]["x"] in (4, 5, 6)
+    # default: every knob is back after the session
+    assert (workload / "app.conf").read_bytes() == before
+    assert "nothing changed" in hone("status").out
+    assert "trial 8/8" in res.out and "Recommendation (confirmed)" in res.out
+    assert "hone apply" in res.out and (workload / "r.html").exists()
+    # trial user attrs keep raw repeats, CPU/wall, exit status and the fingerprint
+    study = optuna.load_study(study_name="s1", storage=doc["storage"])
+    t = study.get_trials(states=(TrialState.COMPLETE,))[0]
+    run = t.user_attrs["runs"][0]
+    assert {"wall_s", "cpu_s", "returncode", "metrics"} <= set(run)
+    assert "kernel" in t.user_attrs["fingerprint"]
+
+
+def test_failing_trials_are_recorded_and_the_study_goes_on(workload, hone):
+    spec = write_workload(workload, mode="fail", trials=8)
+    res = hone("tune", spec, "--json", workload / "r.json", "--study", "f")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    assert doc["trials"] == 8
+    assert doc["failed_trials"] >= 1
+    study = optuna.load_study(study_name="f", storage=doc["storage"])
+    failed = study.get_trials(states=(TrialState.FAIL,))
+    assert all("exited with code 1" in t.user_attrs["fail_reason"] for t in failed)
+    assert "FAILED" in res.out
+
+
+def test_metric_zero_is_a_value(workload, hone):
+    spec = write_workload(workload, mode="zero", trials=4)
+    res = hone("tune", spec, "--json", workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    assert doc["baseline"]["score"] == 0.0
+    assert doc["failed_trials"] == 0 and doc["trials"] == 4
+    assert doc["recommended"] is None
+    assert "keep the current configuration" in res.out
+
+
+def test_kill_9_then_resume_loses_and_duplicates_nothing(workload, hone, state_dir):
+    spec = write_workload(workload, mode="slow", trials=5)
+    conf = workload / "app.conf"
+    before = conf.read_bytes()
+    log = workload / "runs.log"
+    proc = subprocess.Popen([HONE_BIN, "tune", str(spec), "--study", "k", "--confirm", "0"],
+                            env=_env(workload, state_dir), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.time() + 60
+    # baseline is run 1; wait until the third trial's benchmark is running
+    while time.time() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 4):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    storage = f"sqlite:///{state_dir / 'studies.db'}"
+    study = optuna.load_study(study_name="k", storage=storage)
+    running = study.get_trials(states=(TrialState.RUNNING,))
+    assert len(running) == 1
+    interrupted = running[0]
+    assert "file:" in hone("status").out  # the killed trial left its value applied (journaled)
+
+    res = hone("tune", spec, "--resume", "--study", "k", "--confirm", "0", "--json", workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    assert "interrupted" in res.out
+    study = optuna.load_study(study_name="k", storage=storage)
+    trials = study.get_trials()
+    complete = [t for t in trials if t.state == TrialState.COMPLETE]
+    failed = [t for t in trials if t.state == TrialState.FAIL]
+    assert len(complete) == 5  # the budget, no more, no less
+    assert [t.number for t in failed] == [interrupted.number]
+    assert failed[0].user_attrs["hone_interrupted"] is True
+    requeued = [t for t in complete if t.user_attrs.get("requeued_from") == interrupted.number]
+    assert len(requeued) == 1 and requeued[0].params == interrupted.params
+    assert len({t.number for t in trials}) == len(trials)
+    assert not any(t.state == TrialState.RUNNING for t in trials)
+    # baseline measured once, reused by the resumed session
+    assert study.user_attrs["hone_baseline"]["runs"]
+    roll = hone("rollback")
+    assert roll.code == 0
+    assert conf.read_bytes() == before
+
+
+def test_sigterm_restores_knobs_and_requeues_the_trial(workload, hone, state_dir):
+    spec = write_workload(workload, mode="slow", trials=6)
+    conf = workload / "app.conf"
+    before = conf.read_bytes()
+    log = workload / "runs.log"
+    proc = subprocess.Popen([HONE_BIN, "tune", str(spec), "--study", "t"], env=_env(workload, state_dir),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 3):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert conf.read_bytes() == before
+    study = optuna.load_study(study_name="t", storage=f"sqlite:///{state_dir / 'studies.db'}")
+    assert not study.get_trials(states=(TrialState.RUNNING,))
+    assert len(study.get_trials(states=(TrialState.WAITING,))) == 1
