@@ -28,6 +28,7 @@ _VERB_MODULES = [
     "hone.cli._tune",
     "hone.cli._worker",
     "hone.cli._pgo",
+    "hone.cli._diagnose",
 ]
 
 
