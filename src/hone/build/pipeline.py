@@ -204,11 +204,12 @@ class PgoRun:
         mode = self.modes.get(recipe.profile) if recipe.profile else None
         merged: MergedProfile | None = None
         if mode is not None and recipe.profile:
-            merged = self.train_profile(recipe.profile, recipe.family)
+            merged = self.train_profile(recipe.profile, recipe.family, recipe.lto)
             manifest.tools.update(mode.versions)
             manifest.profiles.append(merged.to_dict())
-            if recipe.profile in self.train_stages:
-                manifest.stages.append(self.train_stages[recipe.profile])
+            key = self.profile_key(recipe.profile, recipe.family, recipe.lto)
+            if key in self.train_stages:
+                manifest.stages.append(self.train_stages[key])
             mode.apply(flags, merged)
         if recipe.lto:
             add_lto(flags, recipe.family, recipe.lto, plan.jobs)
@@ -250,23 +251,33 @@ class PgoRun:
 
     # ------------------------------------------------------------------ training
 
-    def train_profile(self, kind: str, family: Family) -> MergedProfile:
-        """Train once per profile kind (shared by e.g. instr-gcc and instr-gcc+lto):
-        instrumented build, every train scenario into its own profile, weighted merge."""
-        if kind in self.profiles:
-            return self.profiles[kind]
+    @staticmethod
+    def profile_key(kind: str, family: Family, lto: str | None) -> str:
+        """Profiles are shared across variants of one kind (instr-gcc, instr-gcc+lto …),
+        except for cargo: its profile settings (lto, codegen-units) enter the crate's
+        symbol hashes, so a profile trained without LTO matches nothing in an LTO build."""
+        return f"{kind}+lto-{lto}" if family == "rust" and lto else kind
+
+    def train_profile(self, kind: str, family: Family, lto: str | None = None) -> MergedProfile:
+        """Train once per profile key (see :meth:`profile_key`): instrumented build,
+        every train scenario into its own profile, weighted merge."""
+        key = self.profile_key(kind, family, lto)
+        if key in self.profiles:
+            return self.profiles[key]
         mode = self.modes[kind]
-        tdir = self.work / "train" / kind
+        tdir = self.work / "train" / key
         tdir.mkdir(parents=True, exist_ok=True)
         if isinstance(mode, AutoFdo):
             merged = self._train_autofdo(mode, family, tdir)
         else:
-            self.log(f"train {kind}: instrumented build …")
+            self.log(f"train {key}: instrumented build …")
             flags = self.base_flags(family)
             mode.instrument(flags, tdir / "scenarios")
+            if key != kind and lto:
+                add_lto(flags, family, lto, self.plan.jobs)  # type: ignore[arg-type]
             tree = self.fresh_tree(tdir / "tree")
             binary, stage = self.build_tree(tree, flags, tdir / "build.log", "training build")
-            self.train_stages[kind] = stage
+            self.train_stages[key] = stage
             parts: list[ScenarioProfile] = []
             for scn in self.plan.train:
                 sdir = tdir / "scenarios" / scn.name
@@ -285,7 +296,7 @@ class PgoRun:
             merged = mode.merge(parts, mdir)
             if not self.plan.keep_trees:
                 shutil.rmtree(tree)
-        self.profiles[kind] = merged
+        self.profiles[key] = merged
         return merged
 
     def _train_autofdo(self, mode: AutoFdo, family: Family, tdir: Path) -> MergedProfile:

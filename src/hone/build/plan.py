@@ -36,7 +36,7 @@ class BuildPlan:
     base_ldflags: list[str] = field(default_factory=list)
     base_rustflags: list[str] = field(default_factory=list)
     check: str | None = None
-    rounds: int = 5
+    rounds: int = 7
     warmup: int = 1
     noise_builds: int = 2
     counts: bool = True

@@ -23,6 +23,8 @@ BUILTIN_METRICS: dict[str, tuple[str, str]] = {
     "sys_time": ("minimize", "s"),
     "max_rss": ("minimize", "KiB"),
 }
+_HOST = re.compile(r"(?:[A-Za-z0-9._-]+@)?(?:[A-Za-z0-9][A-Za-z0-9._-]*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+_SSH_OPTION = re.compile(r"[A-Za-z][A-Za-z0-9]*=[^\s]+")
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
 
 
@@ -211,6 +213,31 @@ class KnobBase(StrictModel):
     safety: Literal["safe", "dangerous"] = "safe"
     allow_dangerous: bool = False
     description: str | None = None
+    # Remote targets (hone.knobs.remote): set this knob over SSH on every host, journaled
+    # per host. "[user@]host[:port]"; ssh_options are extra ``ssh -o Key=Value``.
+    hosts: list[str] | None = None
+    ssh_options: list[str] = Field(default_factory=list)
+
+    @field_validator("hosts", mode="before")
+    @classmethod
+    def _hosts(cls, value: Any) -> Any:
+        if value is None:
+            return value
+        if not isinstance(value, list) or not value:
+            raise ValueError(f"expected a non-empty list of hosts, got {_show(value)}")
+        for host in value:
+            if not isinstance(host, str) or not _HOST.fullmatch(host):
+                raise ValueError(f"expected hosts like 'node1', 'root@10.0.0.2' or 'node1:2222', got {_show(host)}")
+        if len(set(value)) != len(value):
+            raise ValueError(f"expected distinct hosts, got {_show(value)}")
+        return value
+
+    @field_validator("ssh_options", mode="before")
+    @classmethod
+    def _ssh_options(cls, value: Any) -> Any:
+        if not isinstance(value, list) or not all(isinstance(o, str) and _SSH_OPTION.fullmatch(o) for o in value):
+            raise ValueError(f"expected ssh options like ['Port=2222', 'IdentityFile=~/.ssh/k'], got {_show(value)}")
+        return value
 
     @field_validator("range", mode="before")
     @classmethod
@@ -257,6 +284,9 @@ class KnobBase(StrictModel):
 
     @model_validator(mode="after")
     def _domain(self) -> KnobBase:
+        kind = getattr(self, "kind", None)
+        if self.hosts and kind in ("param", "env", "file"):
+            raise ValueError(f"expected no hosts on a {kind} knob (remote targets: sysctl, sysfs, script)")
         if self.type is None:
             if self.values is not None:
                 self.type = "categorical"
@@ -505,7 +535,7 @@ class Build(StrictModel):
     evaluate: list[BuildScenario] = Field(default_factory=list)
     check: str | None = None
     modes: list[str] = Field(default_factory=lambda: ["instr-gcc"], min_length=1)
-    rounds: int = Field(5, ge=2)
+    rounds: int = Field(7, ge=2)
     noise_builds: int = Field(2, ge=0, le=3)
     counts: bool = True
     jobs: int = Field(2, ge=1)
