@@ -37,11 +37,21 @@ SUPPORTED_VERSIONS = {"hone-compare": {1}}
 @click.option("--markdown", "markdown_path", metavar="FILE", help="Markdown export (- = stdout).")
 @click.option("--csv", "csv_path", metavar="FILE", help="CSV export (- = stdout).")
 @click.option("--json", "json_path", metavar="FILE", help="JSON export (- = stdout).")
-def report_cmd(result: str, markdown_path: str | None, csv_path: str | None, json_path: str | None) -> None:
+@click.option("--html", "html_path", metavar="FILE",
+              help="Self-contained HTML report of a tuning study (RESULT = hone tune --json file or STUDY name).")
+@click.option("--storage", metavar="URL", default=None, help="Optuna storage of STUDY (default: the state dir's).")
+def report_cmd(result: str, markdown_path: str | None, csv_path: str | None, json_path: str | None,
+               html_path: str | None, storage: str | None) -> None:
     """Render RESULT.json (from --export-json) as a table, Markdown, CSV or JSON.
 
-    Without an export option the terminal table is printed.
+    Without an export option the terminal table is printed. With --html, RESULT may also
+    be a study name (`hone tune` prints it) in --storage.
     """
+    if html_path:
+        from hone.report.html import write_study_html
+
+        console.print(f"HTML report: {write_study_html(result, html_path, storage)}")
+        return
     data = load_result(result)
     family, version = format_family(data)
     renderers = RENDERERS.get(family)
