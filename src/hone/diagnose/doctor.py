@@ -89,7 +89,9 @@ def target_from_spec(loaded: LoadedSpec) -> Target:
     argv = substitute(bench.argv(), ctx.params)
     metric = loaded.spec.metrics[0] if loaded.spec.metrics else None
     target = Target(argv, env={**bench.env, **ctx.env}, cwd=str(benchmark_cwd(loaded)), timeout=bench.timeout,
-                    spec_path=str(loaded.path))
+                    spec_path=str(loaded.path), template=bench.argv(),
+                    param_values={k.name: [str(v) for v in k.values] for k in loaded.spec.knobs
+                                  if k.kind == "param" and getattr(k, "values", None)})
     if metric is not None:
         target.metric = metric.name
         target.goal = metric.goal or "minimize"

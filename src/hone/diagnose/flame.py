@@ -235,8 +235,8 @@ def diff_flame(before: Path, after: Path, out_dir: Path, *, name: str = "diff", 
     reverse_folded = out_dir / f"{base}-reverse.folded"
     reverse_folded.write_text(rev.stdout)
     deltas = self_share_deltas(parse_folded(a_text), parse_folded(b_text))
-    changed = [d for d in deltas[:3] if abs(d.delta) >= 0.01]
-    subtitle = "red = more samples in " + after.name + ", blue = fewer"
+    changed = [d for d in deltas[:2] if abs(d.delta) >= 0.01]
+    subtitle = "red = more samples after, blue = fewer"
     if changed:
         subtitle += "; biggest change: " + ", ".join(f"{d.function} {d.delta * 100:+.1f} pt" for d in changed)
     svg = render_svg(folded, out_dir / f"{base}.svg", title=title or f"differential: {before.name} → {after.name}",

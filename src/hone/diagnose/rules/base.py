@@ -33,6 +33,8 @@ class Target:
     unit: str = "s"
     extract: Callable[[Any], float] | None = None  # ProcessResult → value, for spec metrics
     spec_path: str | None = None
+    template: list[str] | None = None  # the spec's argv before {param} substitution
+    param_values: dict[str, list[str]] = field(default_factory=dict)  # a spec param knob's allowed values
     timeout: float = 300.0
 
     @property
@@ -59,9 +61,36 @@ class Experiment:
     title: str
     hypothesis: str
     variants: list[ExperimentVariant]
+    setup: list[str] = field(default_factory=list)  # shell lines to run once before `hone compare`
+
+    def spec_variants(self, target: Target) -> list[str] | None:
+        """``NAME:knob=value`` for each candidate when every difference from the reference is
+        a whole ``{param}`` argument of the spec's command; None otherwise."""
+        if not target.spec_path or not target.template:
+            return None
+        ref = self.variants[0].argv
+        out = []
+        for v in self.variants[1:]:
+            if v.env or v.cwd or len(v.argv) != len(ref) or len(ref) != len(target.template):
+                return None
+            sets = []
+            for i, (a, b) in enumerate(zip(ref, v.argv, strict=True)):
+                if a == b:
+                    continue
+                slot = target.template[i]
+                if not (slot.startswith("{") and slot.endswith("}")):
+                    return None
+                sets.append(f"{slot[1:-1]}={b}")
+            out.append(f"{v.name}:{','.join(sets)}")
+        return out
 
     def compare_command(self, target: Target, rounds: int) -> str:
         """The `hone compare` line that runs this experiment by hand."""
+        prefix = "".join(f"{line} && " for line in self.setup)
+        spec_variants = self.spec_variants(target)
+        if spec_variants is not None:
+            args = " ".join(f"--variant {shlex.quote(v)}" for v in spec_variants)
+            return f"{prefix}hone compare {shlex.quote(target.spec_path or '')} {args} -r {rounds}"
         parts = ["hone", "compare"]
         for v in self.variants:
             env = " ".join(f"{k}={shlex.quote(val)}" for k, val in v.env.items())
@@ -73,7 +102,7 @@ class Experiment:
         parts += ["-r", str(rounds)]
         if metric:
             parts += ["--metric", metric]
-        return " ".join(parts)
+        return prefix + " ".join(parts)
 
 
 @dataclass

@@ -17,7 +17,15 @@ import os
 import shutil
 from pathlib import Path
 
-from hone.diagnose.rules.base import DoctorContext, Experiment, ExperimentVariant, Finding, Rule, score_over
+from hone.diagnose.rules.base import (
+    DoctorContext,
+    Experiment,
+    ExperimentVariant,
+    Finding,
+    Rule,
+    Target,
+    score_over,
+)
 from hone.diagnose.rules.kernel_time import THRESHOLD_PCT
 
 MEMORY_FS = {"tmpfs", "ramfs", "hugetlbfs"}
@@ -60,10 +68,31 @@ def file_io_share(ctx: DoctorContext) -> float | None:
     return io / total
 
 
-def tmpfs_variant(argv: list[str], index: int | None, directory: str) -> ExperimentVariant:
-    """The command with ``directory`` replaced by a new tmpfs directory (made and removed
-    around the experiment)."""
+def spec_tmpfs_value(target: Target, index: int | None) -> str | None:
+    """A tmpfs directory among the allowed values of the spec parameter at argv ``index``."""
+    if index is None or not target.template or index >= len(target.template):
+        return None
+    slot = target.template[index]
+    if not (slot.startswith("{") and slot.endswith("}")):
+        return None
+    for value in target.param_values.get(slot[1:-1], []):
+        if os.path.isdir(value) and filesystem_of(value)[1] in MEMORY_FS:
+            return value
+    return None
+
+
+def tmpfs_variant(argv: list[str], index: int | None, directory: str,
+                  target: Target | None = None) -> ExperimentVariant:
+    """The command with ``directory`` replaced by a tmpfs directory: the spec's own tmpfs
+    value when its parameter lists one, else a new directory made and removed around the
+    experiment."""
+    existing = spec_tmpfs_value(target, index) if target else None
+    if existing is not None and index is not None:
+        new_argv = list(argv)
+        new_argv[index] = argv[index].replace(directory, existing)
+        return ExperimentVariant("tmpfs", new_argv)
     holder: dict[str, str] = {}
+    # One directory per hone process, so concurrent doctors do not remove each other's.
     new_dir = str(TMPFS_ROOT / f"hone-tmpfs-{os.getpid()}")
     new_argv = list(argv)
     if index is not None:
@@ -108,9 +137,11 @@ class FilesystemRule(Rule):
             evidence = [f"{io_share:.0%} of system calls are read/write/lseek",
                         f"kernel time {share:.1f}% of CPU time",
                         f"{where} is on {fstype} (mounted at {mount})"]
+            tmpfs = tmpfs_variant(argv, index, directory, ctx.target)
             experiment = Experiment(
                 f"{fstype} vs tmpfs", f"the {fstype} code path costs kernel time; tmpfs is faster",
-                [ExperimentVariant(fstype, list(argv)), tmpfs_variant(argv, index, directory)])
+                [ExperimentVariant(fstype, list(argv)), tmpfs],
+                setup=[f"mkdir -p {tmpfs.argv[index] if index is not None else tmpfs.cwd}"] if tmpfs.prepare else [])
             return Finding(self.name, f"File I/O through {fstype} while kernel time is high",
                            score_over(share, THRESHOLD_PCT, 2.5) * 0.95, evidence, self.threshold, self.source,
                            self.remedy, [experiment])

@@ -8,7 +8,8 @@ Threshold: < 16 KiB per call and kernel time ≥ 40% (calibrated, see kernel_tim
 16 KiB has no published source: it is four pages, above the 4 KiB most stdio buffers use.
 Experiment: when the command has a buffer-size option (``-b N``, ``--bs N``,
 ``--buffer-size=N``, ``bs=N``) the same command at 4× and 16× that size (capped at
-1 MiB); otherwise a suggestion only.
+1 MiB), or, for a spec parameter, at its next two larger allowed values; otherwise a
+suggestion only.
 """
 
 from __future__ import annotations
@@ -41,6 +42,15 @@ def with_buffer(argv: list[str], index: int, prefix: str, size: int) -> list[str
     return out
 
 
+def spec_sizes(ctx: DoctorContext, index: int) -> list[int] | None:
+    """The allowed values of the spec parameter at argv ``index``, when it is one."""
+    template = ctx.target.template
+    if not template or index >= len(template) or not template[index].startswith("{"):
+        return None
+    values = ctx.target.param_values.get(template[index].strip("{}"))
+    return [int(v) for v in values if v.isdigit()] if values else None
+
+
 class SmallIoRule(Rule):
     name = "small-io"
     signal = "bytes per read/write syscall = (rchar + wchar) / (syscr + syscw); kernel-time share"
@@ -64,9 +74,12 @@ class SmallIoRule(Rule):
         if found:
             index, prefix, size = found
             sizes = sorted({min(size * 4, MAX_BYTES), min(size * 16, MAX_BYTES)} - {size})
+            allowed = spec_sizes(ctx, index)
+            if allowed is not None:  # a spec parameter: only its allowed values are valid there
+                sizes = sorted(s for s in allowed if s > size)[:2]
             if sizes:
-                variants = [ExperimentVariant(f"buf={size}", list(ctx.target.argv))]
-                variants += [ExperimentVariant(f"buf={s}", with_buffer(ctx.target.argv, index, prefix, s))
+                variants = [ExperimentVariant(f"buf-{size}", list(ctx.target.argv))]
+                variants += [ExperimentVariant(f"buf-{s}", with_buffer(ctx.target.argv, index, prefix, s))
                              for s in sizes]
                 experiments.append(Experiment(
                     "buffer size", f"larger buffers than {size} B cut per-call kernel overhead", variants))
