@@ -11,7 +11,7 @@ random order) is measured, then every experiment draws its rounds from that pool
 replacement, keeping each round's runs together. For contrast, a second pool runs all A
 then all A' (no interleaving) and A/A experiments take contiguous windows of it.
 
-    python benchmarks/stats_calibration.py [--pool-rounds 300] [--experiments 500]
+    python benchmarks/stats_calibration.py [--pool-rounds 400] [--experiments 500]
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def rate_line(label: str, k: int, n: int) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pool-rounds", type=int, default=300, help="interleaved rounds measured (default 300)")
+    ap.add_argument("--pool-rounds", type=int, default=400, help="interleaved rounds measured (default 400)")
     ap.add_argument("--sequential-runs", type=int, default=120, help="runs per block of the A-then-A' pool")
     ap.add_argument("--experiments", type=int, default=500, help="experiments per figure (default 500)")
     ap.add_argument("--aa-rounds", type=int, default=20, help="rounds per A/A experiment (default 20)")
@@ -130,9 +130,13 @@ def main() -> int:
     print(f"pool: {args.pool_rounds} interleaved rounds x 3 variants (+2 warm-up rounds), {failed} failed runs; "
           f"CPU-time CV A {cv_a:.1%}, A' {cv_a2:.1%}, B {cv_b:.1%}; measured B/A {pool_effect:+.2f}%")
     sd_pair = float(np.nanstd(np.log(cpu["B"] / cpu["A"]), ddof=1))
+    aa_log = np.log(cpu["A'"] / cpu["A"])
+    aa_bias, aa_se = float(np.nanmean(aa_log)), float(np.nanstd(aa_log, ddof=1) / math.sqrt(len(aa_log)))
     print(f"machine: {os.cpu_count()} CPUs, 1-min load average {load_start:.2f} at start, {load_end:.2f} after "
           f"measuring; sd of the per-round log ratio B/A {sd_pair:.3f} (pairing within a round removes part "
           f"of the CV)")
+    print(f"pool A'/A mean log ratio {aa_bias * 100:+.2f}% ± {aa_se * 100:.2f}% (SE): a chance offset of the pool "
+          f"is shared by every resampled A/A experiment, so it can only raise the false rate below")
     print(f"run order: interleaved, every round A, A', B once in a fresh random order (seed {args.seed}); "
           f"first rounds: {' | '.join(','.join(o) for o in pool.order[:5])} …")
     print(f"experiments resample real measured rounds from that pool (without replacement within an "
@@ -180,9 +184,10 @@ def main() -> int:
     # Rounds a paired test needs for 80% power at this noise: ((z_{1-α/2} + z_0.8)·sd/effect)²,
     # divided by Wilcoxon's efficiency 3/π.
     effect = math.log1p(0.02)
+    sd_at_40 = effect * math.sqrt(40 * 3 / math.pi) / (sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(0.8))
     need = ((sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(0.8)) * sd_pair / effect) ** 2 / (3 / math.pi)
     print(f"  at this noise (per-round log-ratio sd {sd_pair:.3f}) 80% power for 2% needs about {math.ceil(need)} "
-          f"rounds; 40 rounds reach it only when that sd is ≤ {effect * math.sqrt(40 * 3 / math.pi) / 2.80:.3f}")
+          f"rounds (normal approximation); 40 rounds reach it only when that sd is ≤ {sd_at_40:.3f}")
     print(f"\nmeasuring {measured:.0f} s, total {time.perf_counter() - t0:.0f} s")
     return 0
 
