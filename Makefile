@@ -7,7 +7,7 @@ setup:
 	@bash scripts/setup.sh
 
 demo: setup
-	$(HONE) run examples/sqlite/hone.yaml
+	$(HONE) tune examples/sqlite/hone.yaml --json build/demo-tune.json --html build/demo-report.html
 
 test: setup
 	$(VENV)/bin/ruff check src tests benchmarks

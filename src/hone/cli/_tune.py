@@ -129,6 +129,8 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
     console.print(f"HTML report: {path}")
     console.print(f"[dim]study {result.study!r} in {result.storage} ({time.perf_counter() - started:.0f} s)[/dim]")
     if json_path:
+        if json_path != "-":
+            Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         write_json(json_path, result.to_json())
 
 
@@ -143,8 +145,9 @@ def _save_translation(loaded: Any) -> Path:
 
 def _print_result(result: TuneResult) -> None:
     doc = result.to_json()
-    table = Table(title=f"hone tune {result.spec_name}: baseline vs recommendation")
-    for col in ("metric", "baseline (search)", "recommendation (confirmation)", "change", "95% CI", "p", "verdict"):
+    table = Table(title=f"hone tune {result.spec_name}: baseline vs recommendation (means of the interleaved "
+                        "confirmation rounds)")
+    for col in ("metric", "baseline", "recommendation", "change", "95% CI", "p", "verdict"):
         table.add_column(col, justify="left" if col in ("metric", "verdict") else "right")
     best = result.winner or (result.confirmations[0] if result.confirmations else None)
     for m in result.objective.metrics:
