@@ -127,7 +127,12 @@ class SuiteRepo:
         with cache_lock(f"debian-{self.suite}"):
             self._ensure_dirs()
             if self._lists_age_s() > LISTS_MAX_AGE_S:
-                self.update()
+                try:
+                    self.update()
+                except CapabilityError:
+                    if self._lists_age_s() == float("inf"):
+                        raise
+                    # Offline with old lists: what they name may already be cached.
             version = self.candidate_version(package)
             if version is None:
                 self.update()
