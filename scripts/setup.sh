@@ -41,3 +41,7 @@ if [[ ! -f $stamp || pyproject.toml -nt $stamp ]]; then
   .venv/bin/python -m pip install -q -e ".[dev,bench]"
   touch "$stamp"
 fi
+
+# Lua 5.4 and zstd sources for the `hone pgo` examples (Debian source packages through a
+# private apt configuration; the system's sources are never edited).
+bash examples/pgo/fetch-sources.sh || echo "setup: could not fetch the hone pgo example sources" >&2
