@@ -456,6 +456,10 @@ class ScriptKnob(KnobBase):
     _cmd = field_validator("get", "set", mode="before")(_check_command)
 
 
+#: Allocator names a ``library`` knob understands (hone.runtime.allocators.ALLOCATOR_NAMES).
+LIBRARY_NAMES = ("glibc", "jemalloc", "tcmalloc", "mimalloc")
+
+
 class LibraryKnob(KnobBase):
     """A shared library preloaded into the benchmark only (``LD_PRELOAD``, never hone's
     own environment). Values are allocator names (``glibc`` = no preload, ``jemalloc``,
@@ -465,6 +469,14 @@ class LibraryKnob(KnobBase):
     kind: Literal["library"]
     default: Scalar | None = None
     paths: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _known_libraries(self) -> LibraryKnob:
+        for v in [*(self.values or []), *([] if self.default is None else [self.default])]:
+            if str(v) not in self.paths and str(v) not in LIBRARY_NAMES and "/" not in str(v):
+                raise ValueError(f"expected {', '.join(LIBRARY_NAMES)}, a key of paths, or a path to a .so,"
+                                 f" got {_show(v)}")
+        return self
 
 
 class BinaryKnob(KnobBase):
