@@ -147,9 +147,14 @@ class Journal:
     # -- changes -------------------------------------------------------------
 
     def write(self, driver: KnobDriver, text: str) -> None:
-        """Set ``driver`` to ``text``, recording its original first (once)."""
+        """Set ``driver`` to ``text``, recording its original first (once). A knob on
+        several hosts is recorded and set host by host."""
         if not driver.changes_system:
             raise HoneError(f"{driver.describe()} does not change the system")
+        for part in driver.parts():
+            self._write_one(part, text)
+
+    def _write_one(self, driver: KnobDriver, text: str) -> None:
         ident = driver.ident()
         if ident not in {e.ident for e in self.active()}:
             snapshot = driver.snapshot()
@@ -193,7 +198,7 @@ class Journal:
                 "set_by_hone": last.get(entry.ident),
                 "since": entry.ts,
                 "pid": entry.pid,
-                "host": socket.gethostname(),
+                "host": entry.knob.get("hosts", [None])[0] if entry.knob.get("hosts") else socket.gethostname(),
             }
             try:
                 driver = entry.driver()

@@ -43,7 +43,11 @@ _DANGEROUS = [
 
 
 def driver_for(model: Any) -> KnobDriver:
-    """The driver of a validated knob model."""
+    """The driver of a validated knob model (over SSH when the knob has ``hosts``)."""
+    if getattr(model, "hosts", None):
+        from hone.knobs.remote import remote_driver
+
+        return remote_driver(model)
     return DRIVERS[model.kind](model)
 
 

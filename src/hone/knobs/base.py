@@ -43,6 +43,11 @@ class KnobDriver(ABC):
     def write(self, text: str) -> None:
         """Set the value. Raises :class:`~hone.errors.KnobError` when refused."""
 
+    def parts(self) -> list[KnobDriver]:
+        """What the journal records one entry for each: the knob itself, or one driver per
+        host for a knob with ``hosts`` (see :mod:`hone.knobs.remote`)."""
+        return [self]
+
     def describe(self) -> str:
         """One line for humans: what and where."""
         return f"{self.kind} {self.ident()}"

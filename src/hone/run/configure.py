@@ -84,13 +84,14 @@ class Configurator:
         return ctx
 
     def _write(self, driver: KnobDriver, text: str) -> None:
-        ident = driver.ident()
-        if ident not in self._session_snapshots:
-            self._session_snapshots[ident] = (driver, driver.snapshot())
-            self._touched.append(ident)
-        if driver.read() == text:
-            return
-        self.journal.write(driver, text)
+        for part in driver.parts():  # one per host for a knob with hosts
+            ident = part.ident()
+            if ident not in self._session_snapshots:
+                self._session_snapshots[ident] = (part, part.snapshot())
+                self._touched.append(ident)
+            if part.read() == text:
+                continue
+            self.journal.write(part, text)
 
     def current_values(self) -> dict[str, Scalar | None]:
         """The machine's current value of every knob (params/env: their defaults)."""

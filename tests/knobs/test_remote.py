@@ -1,0 +1,159 @@
+"""Knobs with ``hosts:`` applied over SSH, against two real sshd on loopback addresses.
+
+Each sshd gives its sessions ``HONE_TEST_HOST`` (sshd ``SetEnv``), so the "hosts" keep
+their state in different files although they share this machine's filesystem.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from hone.errors import SpecError
+from hone.knobs.remote import split_host, ssh_argv
+from hone.spec import load_spec
+
+pytestmark = pytest.mark.integration
+SSHD = "/usr/sbin/sshd"
+
+
+def _free_port(addr: str) -> int:
+    with socket.socket() as s:
+        s.bind((addr, 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class SshHosts:
+    dir: Path
+    hosts: list[str]  # root@127.0.0.1:PORT, root@127.0.0.2:PORT
+    options: list[str]
+
+    def state(self, name: str) -> Path:
+        return self.dir / f"state-{name}"
+
+
+@pytest.fixture(scope="module")
+def ssh_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshHosts]:
+    if not os.path.exists(SSHD) or shutil.which("ssh") is None:
+        pytest.fail("openssh-server not installed (Debian openssh-server; `make setup` installs it)")
+    if os.geteuid() != 0:
+        pytest.skip("sshd with a root login needs root")
+    top = tmp_path_factory.mktemp("sshd")
+    for key in ("host", "client"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(top / key)], check=True, timeout=30)
+    shutil.copy(top / "client.pub", top / "authorized_keys")
+    Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege-separation directory
+    procs, hosts, known = [], [], []
+    host_pub = " ".join((top / "host.pub").read_text().split()[:2])
+    for name, addr in (("a", "127.0.0.1"), ("b", "127.0.0.2")):
+        port = _free_port(addr)
+        cfg = top / f"sshd-{name}.conf"
+        cfg.write_text("\n".join([
+            f"Port {port}", f"ListenAddress {addr}", f"HostKey {top / 'host'}",
+            f"AuthorizedKeysFile {top / 'authorized_keys'}", "PermitRootLogin prohibit-password",
+            "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no", "StrictModes no",
+            f"PidFile {top / f'sshd-{name}.pid'}", f"SetEnv HONE_TEST_HOST={name}", ""]))
+        procs.append(subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stderr=subprocess.PIPE,
+                                      start_new_session=True))
+        hosts.append(f"root@{addr}:{port}")
+        known.append(f"[{addr}]:{port} {host_pub}")
+    (top / "known_hosts").write_text("\n".join(known) + "\n")
+    options = [f"IdentityFile={top / 'client'}", f"UserKnownHostsFile={top / 'known_hosts'}",
+               "StrictHostKeyChecking=yes"]
+    for host in hosts:
+        deadline = time.monotonic() + 20
+        while subprocess.run(ssh_argv(host, options, ["true"]), capture_output=True, timeout=20).returncode:
+            assert time.monotonic() < deadline, f"sshd for {host} did not come up"
+            time.sleep(0.2)
+    try:
+        yield SshHosts(top, hosts, options)
+    finally:
+        for p in procs:
+            os.killpg(p.pid, signal.SIGTERM)
+            p.wait(timeout=10)
+
+
+def _spec(tmp: Path, ssh: SshHosts, knob: str, command: str = '["true"]') -> Path:
+    path = tmp / "hone.yaml"
+    path.write_text(f"name: remote\nbenchmark: {{command: {command}}}\nknobs:\n{knob}\n")
+    return path
+
+
+def _script_knob(ssh: SshHosts, hosts: list[str]) -> str:
+    state = ssh.dir / "state-$HONE_TEST_HOST"
+    return (
+        "  - name: level\n    kind: script\n    shell: true\n"
+        f"    get: 'cat \"{state}\"'\n    set: 'printf %s \"$value\" > \"{state}\"'\n"
+        f"    values: [1, 2, 3, \"x y\"]\n    hosts: {json.dumps(hosts)}\n    ssh_options: {json.dumps(ssh.options)}"
+    )
+
+
+def test_split_host_and_argv_quote_the_remote_side() -> None:
+    assert split_host("root@node1:2222") == ("root@node1", "2222")
+    assert split_host("node1") == ("node1", None)
+    assert split_host("[::1]:22") == ("::1", "22")
+    argv = ssh_argv("n1", ["Port=1"], ["tee", "/a b;rm -rf /"])
+    assert argv[argv.index("BatchMode=yes") - 1] == "-o"
+    assert argv[-1] == "tee '/a b;rm -rf /'" and argv[-3] == "--"
+
+
+def test_hosts_are_validated(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("benchmark: {command: [\"true\"]}\nknobs:\n"
+                   "  - {name: v, kind: sysctl, key: vm.swappiness, range: [0, 100], hosts: ['-oProxyCommand=x']}\n")
+    with pytest.raises(SpecError, match=r"hosts"):
+        load_spec(bad, check_knobs=False)
+    bad.write_text("benchmark: {command: [\"true\"]}\nknobs:\n"
+                   "  - {name: p, kind: param, range: [0, 5], hosts: [node1]}\n")
+    with pytest.raises(SpecError, match=r"no hosts on a param knob"):
+        load_spec(bad, check_knobs=False)
+
+
+def test_apply_on_two_hosts_journals_each_and_rollback_restores(ssh_hosts: SshHosts, hone, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                state_dir: Path) -> None:
+    ssh_hosts.state("a").write_text("1")
+    ssh_hosts.state("b").write_text("2")
+    spec = _spec(tmp_path, ssh_hosts, _script_knob(ssh_hosts, ssh_hosts.hosts))
+    res = hone("apply", spec, "--set", "level=x y")
+    assert res.code == 0, res.err
+    assert ssh_hosts.state("a").read_text() == "x y" and ssh_hosts.state("b").read_text() == "x y"
+    originals = [json.loads(line) for line in (state_dir / "journal.jsonl").read_text().splitlines()]
+    originals = {r["id"]: r["snapshot"]["value"] for r in originals if r["op"] == "original"}
+    assert originals == {f"script:level@{ssh_hosts.hosts[0]}": "1", f"script:level@{ssh_hosts.hosts[1]}": "2"}
+    status = hone("status")
+    assert ssh_hosts.hosts[0] in status.out and ssh_hosts.hosts[1] in status.out
+    res = hone("rollback")
+    assert res.code == 0, res.err
+    assert ssh_hosts.state("a").read_text() == "1" and ssh_hosts.state("b").read_text() == "2"
+
+
+def test_run_with_a_remote_file_knob_restores_after(ssh_hosts: SshHosts, hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    target = tmp_path / "read_ahead_kb"
+    target.write_text("128\n")
+    knob = (f"  - name: ra\n    kind: sysfs\n    path: {target}\n    values: [128, 4096]\n"
+            f"    hosts: [{json.dumps(ssh_hosts.hosts[1])}]\n    ssh_options: {json.dumps(ssh_hosts.options)}")
+    spec = _spec(tmp_path, ssh_hosts, knob, command=json.dumps(["cat", str(target)]))
+    res = hone("run", spec, "--set", "ra=4096", "--json", "-")
+    assert res.code == 0, res.err
+    assert target.read_text().strip() == "128"
+    assert json.loads(res.out[res.out.index("{"):])["config"]["ra"] == 4096
+
+
+def test_unreachable_host_is_one_clear_error(ssh_hosts: SshHosts, hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    dead = f"root@127.0.0.1:{_free_port('127.0.0.1')}"
+    spec = _spec(tmp_path, ssh_hosts, _script_knob(ssh_hosts, [dead]))
+    res = hone("apply", spec, "--set", "level=2")
+    assert res.code == 2
+    assert f"ssh to {dead} failed" in res.err and "Connection refused" in res.err
+    assert "Traceback" not in res.err
