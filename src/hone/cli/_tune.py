@@ -14,6 +14,7 @@ from rich.table import Table
 
 from hone.cli import main
 from hone.cli._common import console, err_console, fmt_num, write_json
+from hone.fleet.storage import mask_url
 from hone.paths import state_dir
 from hone.spec import load_spec
 from hone.tune import SAMPLERS, TrialOutcome, TuneEvents, TuneResult, TuneSettings, finished_trials, tune
@@ -49,12 +50,14 @@ def _pct_vs_baseline(result_means: dict[str, float], baseline: dict[str, float],
 @click.option("--confirm", "confirm_rounds", type=int, default=None,
               help="Interleaved confirmation rounds (default: tune.confirm, at least 6; 0 = skip).")
 @click.option("--top-k", type=int, default=None, help="Candidates to confirm (default: tune.top_k).")
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Run the trials in K local `hone worker` processes (no system knobs; see hone worker).")
 @click.option("--json", "json_path", metavar="FILE", help="Write the result as JSON (- = stdout).")
 @click.option("--html", "html_path", metavar="FILE",
               help="Write the HTML report here (default: <state dir>/reports/STUDY.html).")
 def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int | None, sampler: str | None,
              storage: str | None, study_name: str | None, resume: bool, apply_best: bool, pareto: bool,
-             repeats: int | None, confirm_rounds: int | None, top_k: int | None, json_path: str | None,
+             repeats: int | None, confirm_rounds: int | None, top_k: int | None, workers: int, json_path: str | None,
              html_path: str | None) -> None:
     """Search SPEC's knob space for a configuration that beats the current one.
 
@@ -78,6 +81,7 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
         storage=storage, study=study_name, resume=resume, apply_best=apply_best, pareto=pareto,
         random_starts=t.random_starts, repeats=repeats,
         confirm_rounds=t.confirm if confirm_rounds is None else confirm_rounds, top_k=top_k or t.top_k,
+        workers=workers,
     )
     metric_units = {m.name: m.unit or "" for m in loaded.spec.metrics}
     started = time.perf_counter()
@@ -127,7 +131,8 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
 
     path = write_study_html(result.study, html_out, storage=result.storage)
     console.print(f"HTML report: {path}")
-    console.print(f"[dim]study {result.study!r} in {result.storage} ({time.perf_counter() - started:.0f} s)[/dim]")
+    console.print(f"[dim]study {result.study!r} in {mask_url(result.storage)} "
+                  f"({time.perf_counter() - started:.0f} s)[/dim]")
     if json_path:
         if json_path != "-":
             Path(json_path).parent.mkdir(parents=True, exist_ok=True)

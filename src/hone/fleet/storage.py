@@ -134,3 +134,12 @@ def open_storage(
         return optuna.storages.RDBStorage(driver_url(url), engine_kwargs=engine_kwargs(url), **kwargs)
     except (SQLAlchemyError, DBAPIError, RuntimeError, ValueError, ImportError) as exc:
         raise explain(exc, url) from None
+
+
+def prepare_storage(url: str) -> str:
+    """Check a PostgreSQL ``url`` answers (one-line :class:`StorageError` if not) and return
+    the URL Optuna should be given (explicit psycopg2 driver). Other URLs pass through."""
+    if not is_postgres(url):
+        return url
+    open_storage(url).engine.dispose()
+    return driver_url(url)

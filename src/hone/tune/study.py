@@ -29,6 +29,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from hone.errors import HoneError
 from hone.fingerprint import fingerprint
+from hone.fleet.storage import mask_url, scrub
 from hone.run.benchmark import Measurement, run_once
 from hone.run.configure import Configurator
 from hone.spec.loader import LoadedSpec
@@ -73,10 +74,10 @@ def open_study(storage: str, study_name: str, objective: Objective, sampler: opt
     exists = study_name in {s.study_name for s in optuna.get_all_study_summaries(storage)} \
         if _has_store(storage) else False
     if create and exists:
-        raise HoneError(f"study {study_name!r} already exists in {storage}",
+        raise HoneError(f"study {study_name!r} already exists in {mask_url(storage)}",
                         hint="add --resume to continue it, or choose another --study NAME")
     if not create and not exists:
-        raise HoneError(f"no study {study_name!r} in {storage} to resume",
+        raise HoneError(f"no study {study_name!r} in {mask_url(storage)} to resume",
                         hint="leave out --resume to start it")
     try:
         study = optuna.create_study(
@@ -84,7 +85,7 @@ def open_study(storage: str, study_name: str, objective: Objective, sampler: opt
             directions=objective.directions, load_if_exists=not create,
         )
     except (ValueError, ImportError) as exc:
-        raise HoneError(f"cannot open storage {storage}: {exc}") from None
+        raise HoneError(f"cannot open storage {mask_url(storage)}: {scrub(str(exc), storage)}") from None
     if create:
         study.set_user_attr(ATTR_SPEC, {"name": spec_name, "objective": objective.mode, "label": objective.label,
                                         "metrics": [m.name for m in objective.metrics],

@@ -21,6 +21,7 @@ import optuna
 from optuna.trial import TrialState
 
 from hone.errors import HoneError
+from hone.fleet.storage import mask_url, prepare_storage
 from hone.journal import Journal, StateLock
 from hone.paths import default_storage_url
 from hone.run.benchmark import Measurement
@@ -66,6 +67,7 @@ class TuneSettings:
     confirm_rounds: int = 6
     top_k: int = 3
     threshold: float = 0.01
+    workers: int = 1  # local `hone worker` processes for the trials (hone.fleet.local)
 
 
 @dataclass
@@ -150,7 +152,7 @@ class TuneResult:
             "failed_trials": self.failed_trials,
             "seed": self.seed,
             "sampler": self.sampler,
-            "storage": self.storage,
+            "storage": mask_url(self.storage),
             "study": self.study,
             "applied": self.applied,
             "apply_command": self.apply_command(self.spec_path),
@@ -199,6 +201,11 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     phase = events.on_phase or (lambda p, m: None)
     spec = loaded.spec
     storage = settings.storage or spec.tune.storage or default_storage_url()
+    if settings.workers > 1:
+        from hone.fleet.local import check_local_fleet, run_local_workers
+
+        check_local_fleet(loaded, settings.workers)
+    storage = prepare_storage(storage)  # PostgreSQL: reachable? password? schema? (one line)
     space = SearchSpace(list(spec.knobs))
     objective = build_objective(spec.metrics, settings.objective or spec.tune.objective, pareto=settings.pareto)
     seed = settings.seed
@@ -208,7 +215,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     if settings.resume and name is None:
         name = latest_study(storage, spec.name or "")
         if name is None:
-            raise HoneError(f"no earlier study of {spec.name!r} in {storage} to resume",
+            raise HoneError(f"no earlier study of {spec.name!r} in {mask_url(storage)} to resume",
                             hint="leave out --resume to start one")
     name = name or default_study_name(spec.name or "study")
     sampler = make_sampler(settings.sampler, seed=seed, n_trials=settings.trials,
@@ -235,10 +242,16 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             phase("baseline", f"measuring the current configuration {repeats}× (noise estimate)")
             baseline = ensure_baseline(study, loaded, configurator, repeats=repeats, warmup=warmup)
             objective.baseline = {k: float(v) for k, v in baseline["means"].items()}
-            phase("trials", f"study {name!r} in {storage}: {settings.trials} trials, sampler {settings.sampler}")
-            run_trials(study, loaded, configurator, space, objective, budget=settings.trials, repeats=repeats,
-                       warmup=warmup,
-                       on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
+            phase("trials", f"study {name!r} in {mask_url(storage)}: {settings.trials} trials, sampler "
+                  f"{settings.sampler}" + (f", {settings.workers} workers" if settings.workers > 1 else ""))
+            if settings.workers > 1:
+                run_local_workers(loaded, storage, study, workers=settings.workers, budget=settings.trials,
+                                  sampler=settings.sampler, seed=seed,
+                                  on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
+            else:
+                run_trials(study, loaded, configurator, space, objective, budget=settings.trials, repeats=repeats,
+                           warmup=warmup,
+                           on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
             candidates = pick_candidates(study, objective, settings.top_k)
             confirmations: list[Confirmation] = []
             if candidates and settings.confirm_rounds > 0:
