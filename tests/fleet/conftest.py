@@ -7,6 +7,7 @@ deps/apt-packages.txt, so `make test` has it.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -66,13 +67,13 @@ def _bindir() -> Path | None:
     return Path(found[-1]).parent if found else None
 
 
-@pytest.fixture(scope="session")
-def pg() -> Iterator[PgCluster]:
+@contextlib.contextmanager
+def start_cluster() -> Iterator[PgCluster]:
+    """Start a throwaway cluster (needs root: initdb runs as ``postgres``); stop and delete
+    it on exit. Raises RuntimeError when PostgreSQL is missing or does not start."""
     bindir = _bindir()
     if bindir is None:
-        pytest.fail("PostgreSQL server not installed (Debian package postgresql; `make setup` installs it)")
-    if os.geteuid() != 0:
-        pytest.skip("the throwaway cluster is created as the postgres user; needs root")
+        raise RuntimeError("PostgreSQL server not installed (Debian package postgresql; `make setup` installs it)")
     pw = pwd.getpwnam("postgres")
     top = Path(tempfile.mkdtemp(prefix="hone-pg-"))
     os.chown(top, pw.pw_uid, pw.pw_gid)
@@ -93,20 +94,20 @@ def pg() -> Iterator[PgCluster]:
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     cluster = PgCluster(bindir, datadir, port, proc)
-    deadline = time.monotonic() + 60
-    while True:
-        ready = subprocess.run([str(bindir / "pg_isready"), "-h", "127.0.0.1", "-p", str(port)],
-                               capture_output=True, timeout=10)
-        if ready.returncode == 0:
-            break
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"PostgreSQL did not start: {(top / 'log').read_text()[-2000:]}")
-        time.sleep(0.3)
     try:
+        deadline = time.monotonic() + 60
+        while True:
+            ready = subprocess.run([str(bindir / "pg_isready"), "-h", "127.0.0.1", "-p", str(port)],
+                                   capture_output=True, timeout=10)
+            if ready.returncode == 0:
+                break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"PostgreSQL did not start: {(top / 'log').read_text()[-2000:]}")
+            time.sleep(0.3)
         yield cluster
     finally:
-        os.killpg(proc.pid, signal.SIGINT)  # fast shutdown
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGINT)  # fast shutdown
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -114,3 +115,14 @@ def pg() -> Iterator[PgCluster]:
             proc.wait(timeout=10)
         log.close()
         shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg() -> Iterator[PgCluster]:
+    if os.geteuid() != 0:
+        pytest.skip("the throwaway cluster is created as the postgres user; needs root")
+    try:
+        with start_cluster() as cluster:
+            yield cluster
+    except RuntimeError as exc:
+        pytest.fail(str(exc))

@@ -227,10 +227,9 @@ def join_study(storage: optuna.storages.RDBStorage, opts: WorkerOptions, loaded:
             raise HoneError(f"study {opts.study!r} was created with another objective; join it with the same spec")
     sampler = make_sampler(sampler_name, seed=_worker_seed(seed), n_trials=budget,
                            constraints_func=tune_study.constraints_from_attrs, distributions=space.distributions)
-    if isinstance(sampler, optuna.samplers.TPESampler):
-        # Parallel workers must not all suggest the same point: running trials count as
-        # (pessimistic) observations. make_sampler has no option for it yet.
-        sampler._constant_liar = True
+    # No constant liar: benchmarks/fleet.py measured TPE's liar making 4 workers need +39%
+    # evaluations to reach 5% of the optimum (20 seeds, 540-config mixed space) against
+    # +0% without it; workers' different seeds keep their suggestions apart well enough.
     study.sampler = sampler
     return study, budget, space, objective
 
