@@ -126,3 +126,19 @@ def test_to_dict_round_trip() -> None:
     from hone.stats.paired import PairedComparison
 
     assert PairedComparison.from_dict(c.to_dict()) == c
+
+
+def test_trimmed_estimator_ignores_a_wrecked_round() -> None:
+    # 19 rounds with B 10% slower, one round where another process tripled A's time.
+    ref = [1.0] * 19 + [3.0]
+    cand = [1.1] * 19 + [1.1]
+    mean = compare_paired(ref, cand)
+    trimmed = compare_paired(ref, cand, estimator="trimmed")
+    assert mean.change_pct < 5  # the outlier drags the geometric mean down
+    assert trimmed.change_pct == pytest.approx(10.0)
+    assert trimmed.verdict == "slower" and trimmed.estimator == "trimmed"
+
+
+def test_unknown_estimator_raises() -> None:
+    with pytest.raises(ValueError, match="estimator"):
+        compare_paired([1.0] * 6, [1.0] * 6, estimator="median")  # type: ignore[arg-type]

@@ -66,6 +66,9 @@ def _is_spec(path: str) -> bool:
 @click.option("--no-aslr", is_flag=True, help="Run every command under `setarch -R` (no address randomization).")
 @click.option("--shell", is_flag=True, help="Run commands through `sh -c` (default: split like a shell, no shell).")
 @click.option("--timeout", type=float, default=600.0, show_default=True, help="Seconds before a run is killed.")
+@click.option("--estimator", type=click.Choice(["trimmed", "mean"]), default="trimmed", show_default=True,
+              help="Location of the per-round log ratios: 20% trimmed mean (robust to rounds disturbed by "
+                   "other work) or plain mean (geometric mean ratio).")
 @click.option("--cv-warn", type=float, default=5.0, show_default=True,
               help="Warn when a variant's stddev/mean exceeds this, in %.")
 @click.option("--export-markdown", metavar="FILE", help="Seed-000 style table (- = stdout).")
@@ -74,7 +77,7 @@ def _is_spec(path: str) -> bool:
 def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[str, ...], rounds: int,
                 warmup: int, max_rounds: int | None, metric: str | None, threshold: float, alpha: float,
                 seed: int | None, prepares: tuple[str, ...], cleanups: tuple[str, ...], sweep: str | None,
-                pin: str | None, no_aslr: bool, shell: bool, timeout: float, cv_warn: float,
+                pin: str | None, no_aslr: bool, shell: bool, timeout: float, estimator: str, cv_warn: float,
                 export_markdown: str | None, export_csv: str | None, export_json: str | None) -> None:
     """Compare commands, or knob variants of a spec, in interleaved rounds.
 
@@ -93,7 +96,7 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
     settings = CompareSettings(
         rounds=rounds, warmup=warmup, seed=secrets.randbelow(2**31) if seed is None else seed, metric=metric,
         threshold=threshold / 100.0, alpha=alpha, max_rounds=max_rounds, pin=pin, no_aslr=no_aslr,
-        timeout=timeout, shell=shell, cv_warn=cv_warn / 100.0,
+        timeout=timeout, shell=shell, cv_warn=cv_warn / 100.0, estimator=estimator,
     )
     sweep_spec = parse_sweep(sweep)
     nsweep = len(sweep_spec[1]) if sweep_spec else 1

@@ -85,4 +85,6 @@ def render(data: dict[str, Any]) -> str:
 
 def _rounds_text(data: dict[str, Any]) -> str:
     n = max(len(v["runs"]) for row in data["rows"] for v in row["variants"])
-    return f"{n} interleaved rounds (random order per round), {data['warmup']} warm-up"
+    est = "20% trimmed" if data.get("estimator") == "trimmed" else "plain"
+    return (f"{n} interleaved rounds (random order per round), {data['warmup']} warm-up; ratio = {est} geometric "
+            "mean of per-round ratios, BCa bootstrap CI, Wilcoxon signed-rank p")

@@ -71,7 +71,8 @@ def render(data: dict[str, Any]) -> RenderableType:
         parts.append(Text(f"warning: {w}", style="yellow"))
     n = max((len(v["runs"]) for row in data["rows"] for v in row["variants"]), default=0)
     how = (f"{n} interleaved rounds (random order per round, seed {data['seed']}), {data['warmup']} warm-up; "
-           f"metric {data['metric']}: {data.get('metric_reason') or ''}")
+           f"metric {data['metric']}: {data.get('metric_reason') or ''}; ratio = "
+           + ("20% trimmed" if data.get("estimator") == "trimmed" else "plain") + " geometric mean of per-round ratios")
     if data.get("alpha_split"):
         split = data["alpha_split"]
         how += f"; planned extension to {data['max_rounds']} rounds, α split {split['first_look']:.3g} + " \

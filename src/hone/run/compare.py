@@ -67,6 +67,7 @@ class CompareSettings:
     shell: bool = False
     cv_warn: float = 0.05
     n_resamples: int = 2000
+    estimator: str = "trimmed"
 
 
 @dataclass
@@ -250,17 +251,33 @@ def metric_value(run: dict[str, Any], metric: str) -> float:
     return math.nan if value is None else float(value)
 
 
-def choose_command_metric(runs: Sequence[Measurement]) -> tuple[str, str]:
+def available_cpu_share(duration_s: float = 0.03) -> float:
+    """Share of one CPU a busy loop gets right now (1.0 on an idle machine, ~0.3 when
+    other work shares the CPUs): spin ``duration_s`` seconds of wall time, return
+    thread CPU time / wall time."""
+    w0, c0 = time.perf_counter(), time.thread_time()
+    x = 0
+    while time.perf_counter() - w0 < duration_s:
+        x += 1
+    return min(1.0, (time.thread_time() - c0) / max(time.perf_counter() - w0, 1e-9))
+
+
+def choose_command_metric(runs: Sequence[Measurement], available: float = 1.0) -> tuple[str, str]:
     """cpu_time when the commands keep a CPU busy, wall_time when they mostly wait.
 
-    Returns the metric and the reason (shown to the user)."""
+    A command's CPU/wall share is judged against ``available`` (what a busy loop gets
+    now, :func:`available_cpu_share`): on a loaded machine a CPU-bound program gets only
+    part of a CPU and must not be mistaken for one that sleeps. Returns (metric, reason)."""
     shares = [m.cpu_s / m.wall_s for m in runs if m.ok and m.wall_s > 0]
     if not shares:
         return "cpu_time", "default for commands"
     share = statistics.median(shares)
-    if share >= CPU_BOUND_SHARE:
-        return "cpu_time", f"CPU-bound: CPU time is {share:.0%} of wall time"
-    return "wall_time", f"not CPU-bound (CPU time is {share:.0%} of wall time): comparing wall time"
+    rel = share / max(available, 1e-3)
+    how = f"CPU time is {share:.0%} of wall time" + (
+        f", {rel:.0%} of the {available:.0%} CPU share available now" if available < 0.95 else "")
+    if rel >= CPU_BOUND_SHARE:
+        return "cpu_time", f"CPU-bound: {how}"
+    return "wall_time", f"not CPU-bound ({how}): comparing wall time"
 
 
 # ---------------------------------------------------------------- statistics of one row
@@ -296,7 +313,7 @@ def analyse_row(row: dict[str, Any], meta: dict[str, Any], alpha: float) -> None
     for v in variants[1:]:
         cmp = compare_paired(values[ref["name"]], values[v["name"]], goal=goal, threshold=threshold,
                              alpha=alpha, confidence=1 - alpha, n_resamples=meta.get("n_resamples", 2000),
-                             seed=meta["seed"])
+                             seed=meta["seed"], estimator=meta.get("estimator", "mean"))
         d = cmp.to_dict()
         rs, vs = row["summaries"].get(ref["name"]), row["summaries"].get(v["name"])
         d["opt_over_default_pct"] = (
@@ -379,6 +396,7 @@ def run_compare(
         "warmup": settings.warmup,
         "seed": settings.seed,
         "n_resamples": settings.n_resamples,
+        "estimator": settings.estimator,
         "pin": settings.pin,
         "no_aslr": settings.no_aslr,
         "shell": settings.shell,
@@ -401,7 +419,8 @@ def run_compare(
             if kind == "commands":
                 sample = [m for runs in result.warmup_runs.values() for m in runs] or [
                     m for runs in result.runs.values() for m in runs]
-                meta["metric"], meta["metric_reason"] = choose_command_metric(sample)
+                avail = statistics.median(available_cpu_share() for _ in range(3))
+                meta["metric"], meta["metric_reason"] = choose_command_metric(sample, avail)
             else:
                 meta["metric"], meta["metric_reason"] = "cpu_time", "default"
         if meta["unit"] is None:
