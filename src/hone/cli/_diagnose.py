@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from hone.cli import main
@@ -31,12 +32,12 @@ def _target_argv(spec_or_cmd: tuple[str, ...]) -> tuple[list[str], str | None]:
     return list(spec_or_cmd), None
 
 
-def _print_missing(missing: dict[str, str]) -> None:
+def _print_missing(missing: dict[str, str], to_stdout: bool = False) -> None:
     by_reason: dict[str, list[str]] = {}
     for ev, why in missing.items():
         by_reason.setdefault(why, []).append(ev)
     for why, evs in by_reason.items():
-        err_console.print(f"[dim]not collected: {', '.join(evs)} — {why}[/dim]")
+        (console if to_stdout else err_console).print(f"not collected: {', '.join(evs)} — {escape(why)}")
 
 
 @main.command("profile", context_settings={"ignore_unknown_options": True})
@@ -60,6 +61,8 @@ def profile_cmd(command: tuple[str, ...], pid: int | None, duration: float, repe
     from hone.diagnose.profile import profile_command, profile_pid
 
     argv, spec = _target_argv(command)
+    if pid is None and not argv and not spec:
+        raise HoneError("nothing to profile", hint="hone profile -- CMD ARGS…  |  hone profile SPEC  |  --pid PID")
     caps = _caps()
     if pid is not None:
         result = profile_pid(pid, caps, duration=duration, repeats=repeats)
@@ -136,7 +139,7 @@ def flame_cmd(command: tuple[str, ...], pid: int | None, duration: float, out_di
         before, after = (folded_from(Path(p)) for p in diff_paths)
         result = diff_flame(before, after, out, name=name if name != "flame" else "diff")
         for d in result.deltas[:5]:
-            console.print(f"{d.function:40s} self share {d.before * 100:5.1f}% → {d.after * 100:5.1f}% "
+            console.print(f"{escape(d.function):40s} self share {d.before * 100:5.1f}% → {d.after * 100:5.1f}% "
                           f"({d.delta * 100:+.1f} pt)")
         for p in result.paths():
             console.print(str(p))
@@ -157,7 +160,7 @@ def flame_cmd(command: tuple[str, ...], pid: int | None, duration: float, out_di
     console.print(f"{result.samples:.0f} samples; "
                   f"{pct((result.kernel_share or 0) * 100)} in the kernel; hottest (self):")
     for func, weight in result.hottest[:5]:
-        console.print(f"  {weight / total * 100:5.1f}%  {func}")
+        console.print(f"  {weight / total * 100:5.1f}%  {escape(func)}")
     paths = result.paths()
     if off_cpu:
         if not argv:
@@ -217,6 +220,9 @@ def doctor_cmd(command: tuple[str, ...], show_caps: bool, show_rules: bool, moun
                 if key != "name":
                     console.print(f"  {key}: {value}")
         return
+    argv, spec = _target_argv(command)
+    if not show_caps and not argv and not spec:
+        raise HoneError("nothing to diagnose", hint="hone doctor -- CMD ARGS…  |  hone doctor SPEC  |  --capabilities")
     caps = _caps(mount_tracefs)
     if show_caps:
         _print_capabilities(caps)
@@ -226,15 +232,12 @@ def doctor_cmd(command: tuple[str, ...], show_caps: bool, show_rules: bool, moun
     from hone.diagnose.doctor import run_doctor, target_from_spec
     from hone.diagnose.rules import Target
 
-    argv, spec = _target_argv(command)
     if spec:
         from hone.spec import load_spec
 
         target = target_from_spec(load_spec(spec))
-    elif argv:
-        target = Target(argv, metric="cpu_time", goal="minimize", unit="s")
     else:
-        raise HoneError("nothing to diagnose", hint="hone doctor -- CMD ARGS…  |  hone doctor SPEC  |  --capabilities")
+        target = Target(argv, metric="cpu_time", goal="minimize", unit="s")
     out = Path(out_dir)
     report = run_doctor(target, caps, out, repeats=repeats, flame=not no_flame, run=run_experiments, rounds=rounds,
                         seed=seed, threshold=threshold / 100, log=lambda m: err_console.print(f"[dim]{m}[/dim]"))
@@ -276,7 +279,7 @@ def _print_capabilities(caps: Capabilities) -> None:
     ok = caps.supported_events
     console.print(f"events that count: {', '.join(ok)}")
     _print_missing({e: (f"<not supported>: {caps.pmu_why}" if s == "not supported" and not caps.pmu else s)
-                    for e, s in caps.missing_events().items()})
+                    for e, s in caps.missing_events().items()}, to_stdout=True)
     for note in caps.notes:
         console.print(f"note: {note}")
 
@@ -287,7 +290,7 @@ def _print_findings(doc: dict) -> None:  # type: ignore[type-arg]
     for i, f in enumerate(doc["findings"], 1):
         console.print(f"[bold]{i}. {f['title']}[/bold] ({f['rule']}, score {f['score']:.2f})")
         for e in f["evidence"]:
-            console.print(f"   - {e}")
+            console.print(f"   - {escape(e)}")
         console.print(f"   threshold: {f['threshold']}")
         console.print(f"   remedy: {f['remedy']}")
         for e in f["experiments"]:

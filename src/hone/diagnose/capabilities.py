@@ -14,6 +14,7 @@ import os
 import platform
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,25 +242,30 @@ def probe_capabilities(*, allow_mount: bool = False) -> Capabilities:
 def _probe_perf(caps: Capabilities, perf: str) -> None:
     ver = run_process([perf, "--version"], timeout=PROBE_TIMEOUT_S)
     caps.perf_version = ver.stdout.strip() or None
-    caps.events.update(_probe_events(perf, SOFTWARE_EVENTS))
-    caps.events.update(_probe_events(perf, HARDWARE_EVENTS))
-    if caps.tracefs_mounted or caps.debugfs_mounted:
-        caps.events.update(_probe_events(perf, TRACEPOINT_EVENTS))
-    else:
+    tracing = caps.tracefs_mounted or caps.debugfs_mounted
+    # One perf call for all events (one by one only if perf rejects the list).
+    caps.events.update(_probe_events(perf, SOFTWARE_EVENTS + HARDWARE_EVENTS + (TRACEPOINT_EVENTS if tracing else [])))
+    if not tracing:
         for ev in TRACEPOINT_EVENTS:
             caps.events[ev] = "tracefs not mounted"
     caps.pmu = caps.events.get("instructions") == "ok" and caps.events.get("cycles") == "ok"
     if not caps.pmu:
         caps.pmu_why = _pmu_explanation()
     with tempfile.TemporaryDirectory(prefix="hone-caps-") as tmp:
-        data = str(Path(tmp) / "perf.data")
-        rec = run_process([perf, "record", "-q", "-F", "999", "-g", "-e", "cpu-clock", "-o", data, "--", "true"],
-                          timeout=PROBE_TIMEOUT_S)
+        # The three record probes are independent: run them side by side (each ~0.5 s).
+        probes = {
+            "cpu-clock": ["-F", "999", "-g", "-e", "cpu-clock"],
+            "dwarf": ["--call-graph", "dwarf", "-e", "cpu-clock"],
+            "lbr": ["-b"],
+        }
+        with ThreadPoolExecutor(max_workers=len(probes)) as pool:
+            futures = {name: pool.submit(run_process, [perf, "record", "-q", *args, "-o",
+                                                       str(Path(tmp) / f"{name}.data"), "--", "true"],
+                                         timeout=PROBE_TIMEOUT_S)
+                       for name, args in probes.items()}
+            rec, dwarf, lbr = (futures[n].result() for n in probes)
         caps.cpu_clock_sampling = rec.ok
-        dwarf = run_process([perf, "record", "-q", "--call-graph", "dwarf", "-e", "cpu-clock", "-o", data, "--",
-                             "true"], timeout=PROBE_TIMEOUT_S)
         caps.call_graph_dwarf = dwarf.ok
-        lbr = run_process([perf, "record", "-q", "-b", "-o", data, "--", "true"], timeout=PROBE_TIMEOUT_S)
         caps.lbr = lbr.ok
         if not lbr.ok:
             caps.lbr_why = lbr.stderr_tail(2) or "perf record -b failed"

@@ -107,9 +107,8 @@ def evaluate_rules(ctx: DoctorContext, rules: list[Rule] | None = None) -> tuple
     findings: list[Finding] = []
     not_evaluated: dict[str, dict[str, str]] = {}
     for rule in rules or RULES:
-        missing = rule.missing_inputs(ctx)
-        if missing and len(missing) == len(rule.inputs):
-            not_evaluated[rule.name] = missing
+        if rule.unavailable(ctx):
+            not_evaluated[rule.name] = rule.missing_inputs(ctx)
             continue
         finding = rule.check(ctx)
         if finding is not None:
@@ -151,6 +150,11 @@ def run_doctor(
     report = DoctorReport(target, caps, profile, findings, not_evaluated, out_dir, flame_result, rounds=rounds,
                           started=started)
     if run:
+        from hone.stats.paired import min_rounds_for_alpha
+
+        if rounds < min_rounds_for_alpha(0.05):
+            say(f"warning: {rounds} rounds can never reach p < 0.05 (Wilcoxon needs "
+                f"{min_rounds_for_alpha(0.05)}): every verdict will be 'inconclusive'")
         experiments = [e for f in findings for e in f.experiments][:max_experiments]
         if not experiments:
             say("no finding proposed a runnable experiment")

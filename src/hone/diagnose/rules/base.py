@@ -169,6 +169,10 @@ class Rule:
                 out[name] = ctx.profile.missing.get(name, "not collected")
         return out
 
+    def unavailable(self, ctx: DoctorContext) -> bool:
+        """True when none of the rule's inputs has a value: it cannot be judged here."""
+        return bool(self.inputs) and all(ctx.value(name) is None for name in self.inputs)
+
     def check(self, ctx: DoctorContext) -> Finding | None:  # pragma: no cover - abstract
         raise NotImplementedError
 

@@ -1,0 +1,41 @@
+"""Fixtures for the diagnose tests: compiled C test programs and the capability probe."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+PROGRAMS = Path(__file__).parent / "programs"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def compile_c(source: Path, out: Path, *flags: str) -> Path:
+    subprocess.run(["gcc", "-O2", "-g", "-fno-omit-frame-pointer", *flags, "-o", str(out), str(source)],
+                   check=True, timeout=60)
+    return out
+
+
+@pytest.fixture(scope="session")
+def c_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """cpu_hot (hot_spin dominant), cpu_hot_changed (changed_spin 6× heavier), syscall_heavy."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed")
+    d = tmp_path_factory.mktemp("diag-bin")
+    return {
+        "cpu_hot": compile_c(PROGRAMS / "cpu_hot.c", d / "cpu_hot"),
+        "cpu_hot_changed": compile_c(PROGRAMS / "cpu_hot.c", d / "cpu_hot_changed", "-DEXTRA=6"),
+        "syscall_heavy": compile_c(PROGRAMS / "syscall_heavy.c", d / "syscall_heavy"),
+    }
+
+
+@pytest.fixture(scope="session")
+def caps():  # type: ignore[no-untyped-def]
+    from hone.diagnose.capabilities import probe_capabilities
+
+    found = probe_capabilities()
+    if found.perf is None or not found.cpu_clock_sampling:
+        pytest.skip("perf cpu-clock sampling is not available")
+    return found
