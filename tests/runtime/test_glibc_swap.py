@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from hone.errors import HoneError
 from hone.runtime.elf import read_elf, version_needs
-from hone.runtime.glibc import GlibcInstall, is_glibc_soname
+from hone.runtime.glibc import GlibcInstall, is_glibc_soname, obtain_glibc
 from hone.runtime.patch import (
     GlibcTooOldError,
     PatchOps,
@@ -33,6 +34,15 @@ def test_fetch_is_cached_and_versioned(glibc241: GlibcInstall) -> None:
     assert glibc241.interpreter.exists() and (glibc241.lib_dir / "libc.so.6").exists()
     assert "GLIBC_2.41" in glibc241.provided["libc.so.6"]
     assert not str(glibc241.root).startswith(("/lib", "/usr/lib"))  # never over the system's
+
+
+def test_a_glibc_directory_can_be_given(glibc241: GlibcInstall, tmp_path: Path) -> None:
+    again = obtain_glibc(str(glibc241.root))
+    assert (again.lib_dir, again.interpreter, again.version) == (glibc241.lib_dir, glibc241.interpreter, "2.41")
+    with pytest.raises(HoneError, match=r"no libc\.so\.6"):
+        obtain_glibc(str(tmp_path))
+    with pytest.raises(HoneError, match="unknown glibc version"):
+        obtain_glibc("2.99")
 
 
 def test_sort_copy_runs_on_glibc_241_and_every_glibc_lib_is_private(hone, tmp_path: Path,
