@@ -10,7 +10,14 @@ mkdir -p "$apt_dir/lists/partial"
 want=()
 [[ -f "$dest/lua/src/lua.c" ]] || want+=(lua5.4)
 [[ -f "$dest/zstd/programs/zstdcli.c" ]] || want+=(zstd)
-if ((${#want[@]} == 0)); then cp "$here/lua.mk" "$dest/lua/Makefile.hone"; exit 0; fi
+make_corpus() {
+  # zstd inputs: source code and documentation of the two packages, in a fixed order.
+  mkdir -p "$dest/corpus"
+  [[ -s "$dest/corpus/code.txt" ]] || LC_ALL=C cat $(LC_ALL=C ls "$dest"/zstd/lib/*/*.[ch]) > "$dest/corpus/code.txt"
+  [[ -s "$dest/corpus/docs.txt" ]] || LC_ALL=C cat $(LC_ALL=C ls "$dest"/lua/doc/*.html "$dest"/zstd/doc/*.md) \
+    > "$dest/corpus/docs.txt"
+}
+if ((${#want[@]} == 0)); then cp "$here/lua.mk" "$dest/lua/Makefile.hone"; make_corpus; exit 0; fi
 echo "deb-src http://deb.debian.org/debian bookworm main" > "$apt_dir/sources.list"
 opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
       -o "Dir::State::Lists=$apt_dir/lists" -o Debug::NoLocking=1)
@@ -26,3 +33,4 @@ for pkg in "${want[@]}"; do
 done
 # Our Makefile for Lua (see lua.mk for why).
 cp "$here/lua.mk" "$dest/lua/Makefile.hone"
+make_corpus

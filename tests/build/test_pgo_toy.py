@@ -64,6 +64,18 @@ def test_instr_gcc_instr_clang_and_bolt_on_a_c_program(hone, project, tmp_path: 
     assert rep.code == 0 and "instr-clang" in rep.out and "train-input" in rep.out
 
 
+def test_instr_gcc_through_cmake(hone, project, tmp_path: Path) -> None:
+    src = project("toy-c")
+    out = tmp_path / "r.json"
+    res = hone("pgo", "--cmake", src, "--binary", "_hone_build/toy",
+               "--train", "@small {binary} 200000", "--train", "@other {binary} 50000",
+               "--evaluate", "@train-input {binary} 200000", "--mode", "instr-gcc",
+               "--rounds", "2", "--noise-builds", "0", "--json", out, timeout=300)
+    assert res.code == 0, res.err
+    _assert_profile_used(read_json(out), "instr-gcc", 0.97)
+    assert not (src / "_hone_build").exists()
+
+
 def test_a_variant_with_different_output_is_rejected_loudly(hone, project, tmp_path: Path) -> None:
     src = project("toy-c")
     prog = src / "toy.c"
@@ -113,4 +125,4 @@ def test_autofdo_without_lbr_refuses_and_builds_nothing(hone, project, state_dir
     assert res.code != 0
     assert "LBR" in res.err and "modes that work here" in res.err and "instr-gcc" in res.err
     assert not (state_dir / "pgo").exists() or not any((state_dir / "pgo").iterdir())
-    assert sorted(os.listdir(src)) == ["Makefile", "toy.c"]
+    assert sorted(os.listdir(src)) == ["CMakeLists.txt", "Makefile", "toy.c"]

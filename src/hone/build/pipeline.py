@@ -6,6 +6,7 @@ Layout of the work directory (``<state>/pgo/<run>/`` unless ``--workdir``)::
     variants/<name>/<binary>        each variant's program (the original is never touched)
     variants/<name>/manifest.json   tools, flags, profile checksums, scenarios
     variants/<name>/build.log       every build command and its output
+    build/<project>/                the one build directory (emptied after each build)
     train/<kind>/scenarios/<name>/  one profile per training scenario
     train/<kind>/merged/            the weighted merge the optimizing builds read
     result.json                     what `hone pgo report` shows
@@ -144,6 +145,24 @@ class PgoRun:
         return BuildFlags(cc=c.cc, cxx=c.cxx, ar=c.ar, ranlib=c.ranlib, cflags=list(p.base_cflags),
                           ldflags=list(p.base_ldflags), rustflags=list(p.base_rustflags))
 
+    def build_slot(self) -> Path:
+        """The one directory every build happens in, one build at a time.
+
+        gcc's profile checksums include each function's source file name, so a build
+        with absolute source paths (cmake) finds no profile if the optimizing build runs
+        elsewhere than the training build; identical paths also keep ``__FILE__``
+        strings and debug info equal across variants, so their layouts differ only by
+        what the variant changes.
+        """
+        return self.work / "build" / self.plan.project.name
+
+    def release_slot(self, tree: Path, keep_as: Path) -> None:
+        """Empty the build slot (or move the tree to ``keep_as`` with --keep-trees)."""
+        if self.plan.keep_trees:
+            shutil.move(str(tree), str(keep_as))
+        else:
+            shutil.rmtree(tree)
+
     def fresh_tree(self, dest: Path) -> Path:
         """A clean copy of the project in ``dest`` (build outputs and the binary left out)."""
         if dest.exists():
@@ -182,8 +201,12 @@ class PgoRun:
         try:
             built = self._build_variant(vdir, built, recipe, extra_flags or [])
         except HoneError as exc:
-            shutil.rmtree(vdir, ignore_errors=True)
-            built.status, built.error = "failed", exc.message
+            # Nothing half-built stays: only the log, to see why.
+            for item in vdir.iterdir():
+                if item.name != "build.log":
+                    shutil.rmtree(item) if item.is_dir() else item.unlink()
+            shutil.rmtree(self.build_slot(), ignore_errors=True)
+            built.status, built.error = "failed", f"{exc.message} (log: {vdir / 'build.log'})"
             self.log(f"[red]build {name} FAILED: {exc.message}[/red]")
         built.seconds = time.perf_counter() - t0
         return built
@@ -215,7 +238,7 @@ class PgoRun:
             add_lto(flags, recipe.family, recipe.lto, plan.jobs)
         if recipe.bolt:
             BoltPass.prepare_flags(flags, recipe.family)
-        tree = self.fresh_tree(vdir / "tree")
+        tree = self.fresh_tree(self.build_slot())
         if mode is not None and merged is not None:
             mode.prepare_tree(tree, merged)
         log_path = vdir / "build.log"
@@ -228,6 +251,9 @@ class PgoRun:
                                  + (f" (+{len(stage.profile_problems) - 1} more)" if len(stage.profile_problems) > 1
                                     else ""))
         final = vdir / Path(plan.binary).name
+        shutil.copy2(binary, vdir / (final.name + ".built"))
+        binary = vdir / (final.name + ".built")
+        self.release_slot(tree, vdir / "tree")
         if recipe.bolt:
             assert self.bolt is not None
             bolt_merged = self.train_bolt(built.name, binary, vdir)
@@ -240,10 +266,9 @@ class PgoRun:
             argv = [self.bolt.bolt, str(binary), "-o", str(final), f"-data={bolt_merged.path}"]
             seconds = round(time.perf_counter() - t0, 2)
             manifest.stages.append(Stage("llvm-bolt", {"bolt_flags": argv[3:]}, argv, seconds))
+            binary.unlink()
         else:
-            shutil.copy2(binary, final)
-        if not plan.keep_trees:
-            shutil.rmtree(tree)
+            binary.rename(final)
         manifest.binary = str(final)
         manifest.write(vdir / "manifest.json")
         built.binary, built.manifest = final, vdir / "manifest.json"
@@ -275,9 +300,12 @@ class PgoRun:
             mode.instrument(flags, tdir / "scenarios")
             if key != kind and lto:
                 add_lto(flags, family, lto, self.plan.jobs)  # type: ignore[arg-type]
-            tree = self.fresh_tree(tdir / "tree")
-            binary, stage = self.build_tree(tree, flags, tdir / "build.log", "training build")
+            tree = self.fresh_tree(self.build_slot())
+            built_binary, stage = self.build_tree(tree, flags, tdir / "build.log", "training build")
             self.train_stages[key] = stage
+            binary = tdir / (built_binary.name + ".instrumented")
+            shutil.copy2(built_binary, binary)
+            self.release_slot(tree, tdir / "tree")
             parts: list[ScenarioProfile] = []
             for scn in self.plan.train:
                 sdir = tdir / "scenarios" / scn.name
@@ -287,15 +315,14 @@ class PgoRun:
                 if res.timed_out or res.returncode != self.references[scn.name].returncode:
                     raise HoneError(f"{kind}: train scenario {scn.name!r} failed on the instrumented binary:"
                                     f" {res.describe_failure()}")
-                part = mode.collect(scn.name, scn.weight, sdir, tree)
+                part = mode.collect(scn.name, scn.weight, sdir, self.build_slot())
                 part.train_cpu_s = round(res.cpu_s, 3)
                 parts.append(part)
                 self.log(f"train {kind}: {scn.name} (weight {scn.weight:g}) → {part.total_count:,} counts")
             mdir = tdir / "merged"
             mdir.mkdir(exist_ok=True)
             merged = mode.merge(parts, mdir)
-            if not self.plan.keep_trees:
-                shutil.rmtree(tree)
+            binary.unlink()
         self.profiles[key] = merged
         return merged
 
@@ -303,8 +330,11 @@ class PgoRun:
         # Not reachable on machines without LBR: preflight refused already.
         flags = self.base_flags(family)
         mode.instrument(flags, tdir)
-        tree = self.fresh_tree(tdir / "tree")
-        binary, _ = self.build_tree(tree, flags, tdir / "build.log", "sampled build")
+        tree = self.fresh_tree(self.build_slot())
+        built_binary, _ = self.build_tree(tree, flags, tdir / "build.log", "sampled build")
+        binary = tdir / built_binary.name
+        shutil.copy2(built_binary, binary)
+        self.release_slot(tree, tdir / "tree")
         parts = []
         for scn in self.plan.train:
             sdir = tdir / "scenarios" / scn.name
@@ -355,9 +385,7 @@ class PgoRun:
             return self._run()
         except BaseException:
             # Nothing half-built stays behind: a run that did not finish leaves no tree.
-            for sub in ("variants", "train"):
-                for d in (self.work / sub).glob("*/tree"):
-                    shutil.rmtree(d, ignore_errors=True)
+            shutil.rmtree(self.work / "build", ignore_errors=True)
             raise
 
     def _run(self) -> dict[str, Any]:
