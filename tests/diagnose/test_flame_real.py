@@ -66,3 +66,15 @@ def test_flame_diff_of_a_missing_file_is_one_line_error(hone, tmp_path: Path) ->
     res = hone("flame", "--diff", tmp_path / "a.folded", tmp_path / "empty", "-o", tmp_path)
     assert res.code == 2
     assert "Traceback" not in res.err and "expected one .folded file" in res.err
+
+
+def test_off_cpu_graph_records_blocking_stacks(caps, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from hone.diagnose.flame import record_offcpu
+
+    if not caps.tracefs_mounted:
+        pytest.skip("tracefs is not mounted")
+    # sleep blocks in the kernel: every switch-out stack passes through the scheduler.
+    result = record_offcpu(["sleep", "0.2"], tmp_path, caps, name="off")
+    assert result.kind == "off-CPU" and result.samples >= 1
+    assert any("schedule" in f for f, _ in result.hottest)
+    assert result.svg.exists() and result.folded.exists()

@@ -241,11 +241,16 @@ def doctor_cmd(command: tuple[str, ...], show_caps: bool, show_rules: bool, moun
     out = Path(out_dir)
     report = run_doctor(target, caps, out, repeats=repeats, flame=not no_flame, run=run_experiments, rounds=rounds,
                         seed=seed, threshold=threshold / 100, log=lambda m: err_console.print(f"[dim]{m}[/dim]"))
+    doc = report.to_json()
     if probes:
         from hone.diagnose.bpftrace import run_probes
 
-        run_probes(list(probes), target, caps, out, log=lambda m: err_console.print(f"[dim]{m}[/dim]"))
-    doc = report.to_json()
+        wall = report.profile.value("wall_s") or 5.0
+        results = run_probes(list(probes), target, caps, out, seconds=wall + 1.0,
+                             log=lambda m: err_console.print(f"[dim]{m}[/dim]"))
+        doc["probes"] = [{"name": r.name, "seconds": r.seconds, "ok": r.ok, "output": r.output, "error": r.error}
+                         for r in results]
+        (out / "doctor.json").write_text(json.dumps(doc, indent=1, default=str))
     _print_findings(doc)
     md, page = write_reports(doc, out)
     for p in (out / "doctor.json", md, page):

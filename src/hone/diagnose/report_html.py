@@ -101,6 +101,9 @@ def render_html(doc: dict[str, Any], out_dir: Path) -> str:
         parts.append(_table(["function", "self share before", "after", "change"],
                             [[f, pct(b * 100), pct(a * 100), f"{(a - b) * 100:+.1f} pt"]
                              for f, b, a in d["deltas"][:6]]))
+    for probe in doc.get("probes", []):
+        parts.append(f"<h2>bpftrace probe: {_e(probe['name'])} ({probe['seconds']:.0f} s)</h2>"
+                     f"<pre>{_e((probe['output'] or '(no output)')[:6000])}</pre>")
     parts.append(f"<h2>Profile (perf stat, {len(doc['profile']['runs'])} runs)</h2>")
     parts.append(_table(["quantity", "mean", "stddev", "stddev/mean", "min", "max", "unit"], profile_rows(doc)))
     parts.append("<h3>Derived metrics</h3>")

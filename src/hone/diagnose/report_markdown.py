@@ -174,6 +174,11 @@ def render_markdown(doc: dict[str, Any]) -> str:
         lines += _table(["function", "self share before", "after", "change"],
                         [[f, pct(b * 100), pct(a * 100), f"{(a - b) * 100:+.1f} pt"] for f, b, a in d["deltas"][:6]])
         lines.append("")
+    for probe in doc.get("probes", []):
+        lines += [f"## bpftrace probe: {probe['name']} ({probe['seconds']:.0f} s)", "", "```",
+                  (probe["output"] or "(no output)")[:6000], "```", ""]
+        if probe.get("error"):
+            lines += [f"Probe problem: {probe['error']}", ""]
     lines += ["## Capabilities", ""]
     lines += [f"- hardware counters (PMU): {'yes' if caps['pmu'] else 'no — ' + caps['pmu_why']}",
               f"- LBR (perf record -b): {'yes' if caps['lbr'] else 'no — ' + caps['lbr_why']}",
