@@ -162,6 +162,18 @@ def main() -> int:
     print(f"A/A, {args.experiments} experiments x {args.aa_rounds} interleaved rounds, CPU time: {aa}")
     print("  " + rate_line("false 'faster/slower' rate", fp, args.experiments) + "   goal ≤ 5%: "
           + ("PASS" if fp / args.experiments <= 0.05 else "FAIL"))
+    # A and A' are the same command in random positions, so within a round their labels are
+    # exchangeable: swapping them at random per round keeps every real measurement but
+    # removes the pool's chance offset (what a fresh experiment would not share).
+    swapped = {"faster": 0, "slower": 0, "no difference": 0, "inconclusive": 0}
+    for e in range(args.experiments):
+        idx = rng.sample(rounds_idx, args.aa_rounds)
+        flip = np.array([rng.random() < 0.5 for _ in idx])
+        a, a2 = cpu["A"][idx], cpu["A'"][idx]
+        swapped[compare_paired(np.where(flip, a2, a), np.where(flip, a, a2), threshold=threshold, alpha=alpha,
+                               seed=e, estimator=ESTIMATOR).verdict] += 1
+    print("  " + rate_line("same, A/A' labels swapped at random within rounds (pool offset removed)",
+                           swapped["faster"] + swapped["slower"], args.experiments))
 
     # Same A/A question without interleaving: contiguous windows of the A-block and A'-block.
     n, counts = args.aa_rounds, {"faster": 0, "slower": 0, "no difference": 0, "inconclusive": 0}
