@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from hone.diagnose.report_markdown import (
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1250px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
-td:first-child,th:first-child{text-align:left}code{background:#f3f3f3;padding:1px 3px}
+td:first-child,th:first-child,td:last-child{text-align:left}code{background:#f3f3f3;padding:1px 3px}
 .verdict-faster{color:#070;font-weight:bold}.verdict-slower{color:#a00;font-weight:bold}
 .finding{border-left:4px solid #c60;padding:.2em 1em;margin:1em 0;background:#fffaf3}
 object{width:100%;border:1px solid #ddd}.muted{color:#777}
@@ -37,11 +38,15 @@ def _table(header: list[str], rows: list[list[str]], raw: bool = False) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def _embed_svg(out_dir: Path, rel: str, height: int = 520) -> str:
+def _embed_svg(out_dir: Path, rel: str) -> str:
     path = out_dir / rel
     if not path.exists():
         return f"<p class=muted>{_e(rel)} is missing</p>"
-    data = base64.b64encode(path.read_bytes()).decode()
+    raw = path.read_bytes()
+    # The box takes the SVG's own height (inferno sizes it by stack depth), so no blank band.
+    m = re.search(rb'<svg[^>]*\sheight="(\d+)"', raw[:4000])
+    height = int(m.group(1)) + 4 if m else 520
+    data = base64.b64encode(raw).decode()
     return (f'<object type="image/svg+xml" data="data:image/svg+xml;base64,{data}" style="height:{height}px">'
             f'</object><p class=muted>file: <a href="{_e(rel)}">{_e(rel)}</a></p>')
 
