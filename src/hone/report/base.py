@@ -97,3 +97,21 @@ def p_text(p: float) -> str:
     if p != p:
         return "nan"
     return f"{p:.2g}" if p < 0.001 else f"{p:.3f}"
+
+
+def sweep_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Seed 002's table: one line per sweep value and non-reference variant, with both
+    means (raw units), the speed-up (reference/variant, goal-aware) and the comparison."""
+    ref = data["reference"]
+    out = []
+    for row in data["rows"]:
+        rs = row["summaries"].get(ref) or {}
+        for name, c in row["comparisons"].items():
+            vs = row["summaries"].get(name) or {}
+            ratio = c.get("ratio")
+            speedup = math.nan
+            if ratio not in (None, 0) and ratio == ratio:
+                speedup = 1 / ratio if data["goal"] == "minimize" else ratio
+            out.append({"value": row["sweep_value"], "variant": name, "ref_mean": rs.get("mean"),
+                        "mean": vs.get("mean"), "speedup": speedup, "comparison": c})
+    return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from hone.report.base import ci_text, display_scale, mde_text, num, p_text, pct, row_label
+from hone.report.base import ci_text, display_scale, mde_text, num, p_text, pct, row_label, sweep_rows
 
 
 def _value(run: dict[str, Any], metric: str) -> float:
@@ -75,12 +75,24 @@ def render(data: dict[str, Any]) -> str:
             out.append(f"|{label}|{n}|{num(c['ratio'], 4)}|{pct(c['change_pct'], sign=True)}|{ci_text(c)}|"
                        f"{p_text(c['p_value'] if c['p_value'] is not None else math.nan)}|**{c['verdict']}**|"
                        f"{mde_text(c['mde_pct'])}|")
+    if sweep:
+        out += ["", f"|{sweep['name']}|Variant|{data['reference']}{unit_txt}|Variant{unit_txt}|Speed-up|Change|"
+                    f"{round((1 - data['alpha']) * 100)}% CI|Verdict|", "|:---|:---|---:|---:|---:|---:|:---:|:---|"]
+        for r in sweep_rows(data):
+            c = r["comparison"]
+            out.append(f"|{r['value']}|{r['variant']}|{num(_scaled(r['ref_mean'], factor))}|"
+                       f"{num(_scaled(r['mean'], factor))}|{num(r['speedup'])}|{pct(c['change_pct'], sign=True)}|"
+                       f"{ci_text(c)}|**{c['verdict']}**|")
     warnings = [w for row in data["rows"] for w in row.get("warnings", [])] + data.get("warnings", [])
     if warnings:
         out += ["", *[f"- warning: {w}" for w in warnings]]
     fp = data.get("fingerprint", {})
     out += ["", f"{_rounds_text(data)}; seed {data['seed']}; {fp.get('cpu_model')}, kernel {fp.get('kernel')}."]
     return "\n".join(out) + "\n"
+
+
+def _scaled(value: float | None, factor: float) -> float | None:
+    return None if value is None else value * factor
 
 
 def _rounds_text(data: dict[str, Any]) -> str:

@@ -9,7 +9,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from hone.report.base import ci_text, display_scale, mde_text, num, p_text, pct, row_label
+from hone.report.base import ci_text, display_scale, mde_text, num, p_text, pct, row_label, sweep_rows
 
 _VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no difference": "bold", "inconclusive": "yellow"}
 
@@ -55,6 +55,23 @@ def render_row(data: dict[str, Any], row: dict[str, Any]) -> Table:
     return table
 
 
+def render_sweep(data: dict[str, Any]) -> Table:
+    """Seed 002's table: one line per sweep value (and variant), speed-up and verdict."""
+    means = [r[k] for r in sweep_rows(data) for k in ("ref_mean", "mean") if r[k] is not None]
+    factor, unit = display_scale(data.get("unit") or "", means)
+    table = Table(title=f"sweep over {data['sweep']['name']}: {data['metric']} ({unit})", title_justify="left")
+    for col in (data["sweep"]["name"], "variant", data["reference"], "variant mean", "speed-up", "change",
+                f"{round((1 - data['alpha']) * 100)}% CI", "verdict"):
+        table.add_column(col, justify="left" if col in ("variant", "verdict") else "right")
+    for r in sweep_rows(data):
+        c = r["comparison"]
+        table.add_row(str(r["value"]), r["variant"],
+                      num(r["ref_mean"] * factor if r["ref_mean"] is not None else None, 3),
+                      num(r["mean"] * factor if r["mean"] is not None else None, 3), f"×{num(r['speedup'])}",
+                      pct(c["change_pct"], sign=True), ci_text(c), _verdict_text(c))
+    return table
+
+
 def render(data: dict[str, Any]) -> RenderableType:
     """Every row's table, the detectable effects, the warnings and how it was run."""
     parts: list[RenderableType] = []
@@ -67,6 +84,8 @@ def render(data: dict[str, Any]) -> RenderableType:
                                   f"{mde_text(mde)} (threshold {data['threshold']:.1%})", style="dim"))
         for w in row.get("warnings", []):
             parts.append(Text(f"warning: {w}", style="yellow"))
+    if data.get("sweep"):
+        parts.append(render_sweep(data))
     for w in data.get("warnings", []):
         parts.append(Text(f"warning: {w}", style="yellow"))
     n = max((len(v["runs"]) for row in data["rows"] for v in row["variants"]), default=0)

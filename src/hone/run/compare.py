@@ -125,7 +125,7 @@ def command_arms(
         raise HoneError("hone compare needs at least two commands (or SPEC --variant …)")
     if names and len(names) != len(commands):
         raise HoneError(f"--name given {len(names)} times for {len(commands)} commands")
-    labels = list(names) if names else [_short_label(c, i) for i, c in enumerate(commands)]
+    labels = list(names) if names else [_short_label(c) for c in commands]
     if len(set(labels)) != len(labels):
         labels = [f"{chr(ord('A') + i) if i < 26 else i}: {lbl}" for i, lbl in enumerate(labels)]
     preps = per_variant(prepare, len(commands), "--prepare")
@@ -136,7 +136,7 @@ def command_arms(
     ]
 
 
-def _short_label(command: str, index: int) -> str:
+def _short_label(command: str) -> str:
     return command if len(command) <= 40 else command[:37] + "…"
 
 
@@ -324,6 +324,8 @@ def analyse_row(row: dict[str, Any], meta: dict[str, Any], alpha: float) -> None
             warnings.append(
                 f"{v['name']}: too few rounds for the {threshold:.1%} threshold: {cmp.n} rounds can only "
                 f"detect ±{cmp.mde_pct:.2f}%" + (f"; about {need} rounds needed" if need else ""))
+    if meta.get("sweep"):
+        warnings = [f"{meta['sweep']['name']}={row['sweep_value']}: {w}" for w in warnings]
     row["warnings"] = warnings
 
 
@@ -405,7 +407,8 @@ def run_compare(
                       "cleanup": a.cleanup} for a in arms],
         "reference": arms[0].name,
         "sweep": {"name": sweep[0], "values": sweep[1]} if sweep else None,
-        "fingerprint": fingerprint(spec_text),
+        "fingerprint": fingerprint(spec_text, tools=tuple(
+            t for t, used in (("taskset", settings.pin), ("setarch", settings.no_aslr)) if used)),
         "rows": [],
         "warnings": [],
     }
