@@ -50,17 +50,18 @@ def _require(name: str, package: str, why: str) -> str:
 
 @cache
 def tool_version(path: str) -> str:
-    """First line of ``path --version`` (``rustc -vV`` style tools answer too); '' if it fails."""
-    try:
-        res = run_process([path, "--version"], timeout=30)
-    except Exception:  # a version string is informative only
-        return ""
-    text = (res.stdout or res.stderr).strip().splitlines()
-    lines = [ln.strip() for ln in text if ln.strip()]
-    for ln in lines:
-        if "version" in ln.lower():
-            return ln
-    return lines[0] if lines else ""
+    """The line of ``path --version`` that names a version ('' if none). LLVM 16's
+    llvm-profdata only answers ``merge --version``, so that is tried second."""
+    for args in (["--version"], ["merge", "--version"]):
+        try:
+            res = run_process([path, *args], timeout=30)
+        except Exception:  # a version string is informative only
+            return ""
+        lines = [ln.strip() for ln in (res.stdout + "\n" + res.stderr).splitlines() if ln.strip()]
+        if res.returncode != 0 or not lines:
+            continue
+        return next((ln for ln in lines if "version" in ln.lower()), lines[0])
+    return ""
 
 
 def gcc_compilers() -> Compilers:
@@ -134,8 +135,13 @@ def _profdata_candidates() -> list[str]:
 
 
 def profdata_version(path: str) -> int | None:
-    res = run_process([path, "--version"], timeout=30)
-    return llvm_major(res.stdout + res.stderr)
+    """LLVM major of an llvm-profdata (LLVM 16's only answers ``merge --version``)."""
+    for argv in ([path, "merge", "--version"], [path, "--version"]):
+        res = run_process(argv, timeout=30)
+        major = llvm_major(res.stdout + res.stderr)
+        if major is not None:
+            return major
+    return None
 
 
 def rust_tools() -> RustTools:
