@@ -236,3 +236,20 @@ def test_pinning_and_no_aslr_wrap_each_run(hone, spin: str, tmp_path: Path) -> N
     doc = json.loads(out.read_text())
     assert doc["pin"] == "0" and doc["no_aslr"] is True
     assert all(run["error"] is None for v in doc["rows"][0]["variants"] for run in v["runs"])
+
+
+def test_prepare_and_cleanup_per_variant_run_around_every_run(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    log = tmp_path / "log"
+    out = tmp_path / "r.json"
+    r = hone("compare", "true", "true", "-n", "disk", "-n", "tmpfs", "--rounds", "4", "--warmup", "1",
+             "--prepare", f"sh -c 'echo prep-disk >> {log}'", "--prepare", "false",
+             "--cleanup", f"sh -c 'echo clean >> {log}'", "--export-json", out)
+    assert r.code == 1  # tmpfs's prepare always fails: every run of it failed
+    assert log.exists(), r.out + r.err
+    lines = log.read_text().split()
+    assert lines.count("prep-disk") == 5  # 1 warm-up + 4 rounds
+    assert lines.count("clean") == 10  # cleanup also runs after tmpfs's failed prepare
+    doc = json.loads(out.read_text())
+    tmpfs = next(v for v in doc["rows"][0]["variants"] if v["name"] == "tmpfs")
+    assert all(run["error"].startswith("prepare failed: --prepare 'false'") for run in tmpfs["runs"])
+    assert "tmpfs: 4 of 4 runs failed" in r.out
