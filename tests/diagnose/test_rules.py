@@ -16,13 +16,14 @@ NO_PMU = {"instructions": "<not supported>: no hardware PMU", "cycles": "<not su
 
 
 def profile(user_s: float, sys_s: float, *, syscalls: float = 100.0, rw: float = 0.0, bytes_per_call: float = 0.0,
-            extra: dict[str, float] | None = None) -> ProfileResult:
+            extra: dict[str, float] | None = None, wall_s: float | None = None, vol: int = 5,
+            invol: int = 5) -> ProfileResult:
     counters = {"task-clock": (user_s + sys_s) * 1000, "context-switches": 10.0, "cpu-migrations": 1.0,
                 "page-faults": 100.0, "raw_syscalls:sys_enter": syscalls, "syscalls:sys_enter_write": rw,
                 **(extra or {})}
     calls = max(rw, 1.0)
-    run = StatRun({k: Counter(k, v) for k, v in counters.items()}, wall_s=user_s + sys_s, user_s=user_s, sys_s=sys_s,
-                  max_rss_kb=1000, voluntary_ctxt_switches=5, involuntary_ctxt_switches=5,
+    run = StatRun({k: Counter(k, v) for k, v in counters.items()}, wall_s=wall_s or user_s + sys_s, user_s=user_s,
+                  sys_s=sys_s, max_rss_kb=1000, voluntary_ctxt_switches=vol, involuntary_ctxt_switches=invol,
                   io={"rchar": 0, "wchar": int(bytes_per_call * calls), "syscr": 0, "syscw": int(calls)})
     quantities, derived = summarize_runs([run, run], NO_PMU)
     return ProfileResult(["prog"], None, list(counters), NO_PMU, [run, run], quantities, derived)
@@ -83,3 +84,12 @@ def test_buffer_option_forms() -> None:
     assert find_buffer_option(["dd", "bs=512"]) == (1, "bs=", 512)
     assert find_buffer_option(["x", "--bs", "64"]) == (2, "", 64)
     assert find_buffer_option(["x", "-q"]) is None
+
+
+def test_off_cpu_tells_blocking_from_cpu_contention() -> None:
+    blocked, _ = evaluate_rules(ctx_for(profile(0.1, 0.1, wall_s=2.0, vol=500, invol=3)))
+    starved, _ = evaluate_rules(ctx_for(profile(0.1, 0.1, wall_s=2.0, vol=3, invol=500)))
+    busy, _ = evaluate_rules(ctx_for(profile(0.5, 0.5, wall_s=1.1)))
+    assert next(f for f in blocked if f.rule == "off-cpu").title.startswith("The program spends most")
+    assert "contention" in next(f for f in starved if f.rule == "off-cpu").title
+    assert "off-cpu" not in [f.rule for f in busy]
