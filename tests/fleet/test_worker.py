@@ -92,6 +92,16 @@ def test_three_workers_finish_exactly_the_budget(pg, tmp_path: Path) -> None:  #
     for env in envs:  # every machine's knob is back
         assert Path(env["KNOBFILE"]).read_text() == "0"
 
+    # Confirmation runs once, on one machine, after the budget: `hone tune --resume`.
+    res = subprocess.run([HONE_BIN, "tune", str(spec), "--storage", url, "--study", "three", "--resume",
+                          "--trials", "9", "--confirm", "2", "--top-k", "1", "--json", "-",
+                          "--html", str(tmp_path / "r.html")],
+                         env=envs[0], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert len(_study(url, "three").get_trials(states=(TrialState.COMPLETE,))) == 9  # no extra trials
+    assert "hone_result" in _study(url, "three").user_attrs
+    assert Path(envs[0]["KNOBFILE"]).read_text() == "0"
+
 
 def test_kill_9_mid_trial_loses_nothing_and_rollback_restores(pg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     url = pg.createdb("fleet_kill")

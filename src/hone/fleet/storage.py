@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,8 @@ from hone.errors import HoneError
 
 #: Seconds libpq waits for a TCP connection before giving up.
 CONNECT_TIMEOUT_S = 10
+#: Times to retry opening a storage that another worker is creating at the same moment.
+SCHEMA_RACE_RETRIES = 5
 
 
 class StorageError(HoneError):
@@ -130,10 +133,19 @@ def open_storage(
     if heartbeat_interval is not None:
         kwargs.update(heartbeat_interval=heartbeat_interval, grace_period=grace_period,
                       failed_trial_callback=failed_trial_callback)
-    try:
-        return optuna.storages.RDBStorage(driver_url(url), engine_kwargs=engine_kwargs(url), **kwargs)
-    except (SQLAlchemyError, DBAPIError, RuntimeError, ValueError, ImportError) as exc:
-        raise explain(exc, url) from None
+    for attempt in range(SCHEMA_RACE_RETRIES + 1):
+        try:
+            return optuna.storages.RDBStorage(driver_url(url), engine_kwargs=engine_kwargs(url), **kwargs)
+        except (SQLAlchemyError, DBAPIError, RuntimeError, ValueError, ImportError) as exc:
+            # Workers starting together on an empty database race to create Optuna's
+            # tables; the losers see "already exists"/"duplicate key". The tables are
+            # there a moment later, so try again.
+            low = str(exc).lower()
+            if attempt < SCHEMA_RACE_RETRIES and ("already exists" in low or "duplicate key" in low):
+                time.sleep(0.5 * (attempt + 1))
+                continue
+            raise explain(exc, url) from None
+    raise AssertionError("unreachable")
 
 
 def prepare_storage(url: str) -> str:

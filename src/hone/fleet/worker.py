@@ -11,6 +11,7 @@ fleet adds three things around it, all through the study's storage:
   (Optuna's RDB heartbeat table). A trial whose worker stopped beating for ``grace_s``
   is failed as *interrupted* (not counted) and its parameters are enqueued again, once
   per death, at most :data:`MAX_RETRIES` times; another worker's next ``ask`` takes it.
+  A worker that was only stalled finds its trial failed and its late result dropped.
 * **Once per study.** The baseline is measured by the first worker to take the lock on
   a study without one (the others wait, then reuse it). Confirmation is not run by
   workers: ``hone tune`` runs it on its own machine against its own baseline, in
@@ -182,8 +183,9 @@ class FleetStudy:
     def ask(self, fixed_distributions: dict[str, Any] | None = None) -> Trial:
         while True:
             with self._lock:
+                # Heartbeats only, not the tune loop's same-host pid check: cloned machines
+                # share hostnames, and a live trial elsewhere must never be failed here.
                 self._result.requeued += requeue_stale(self._study, self._heartbeat.storage)
-                self._result.requeued += tune_study.recover_interrupted(self._study)
                 finished, running = count_claimed(self._study)
                 if finished >= self._budget:
                     raise BudgetSpent
@@ -193,9 +195,42 @@ class FleetStudy:
                     trial.set_user_attr("host", socket.gethostname())
                     trial.set_user_attr("pid", os.getpid())
                     trial.set_user_attr("machine_id", self._mid)
-                    return trial
+                    return _FleetTrial(trial)  # type: ignore[return-value]
             # Every remaining slot is held by a running trial elsewhere: wait, in case one dies.
             time.sleep(self._poll_s)
+
+
+    def tell(self, trial: Any, *args: Any, **kwargs: Any) -> Any:
+        real = trial._trial if isinstance(trial, _FleetTrial) else trial
+        if isinstance(trial, _FleetTrial) and trial.lost:
+            return None
+        try:
+            return self._study.tell(real, *args, **kwargs)
+        except ValueError:
+            if self._study._storage.get_trial(real._trial_id).state.is_finished():
+                return None  # failed as stale meanwhile (see _FleetTrial); its retry counts
+            raise
+
+
+class _FleetTrial:
+    """A trial that may be failed under us: a worker that stalled past the grace period
+    (paused VM, partition) finds its trial failed and re-enqueued by another worker. Its
+    late writes are dropped — the retry's result is the one that counts, once."""
+
+    def __init__(self, trial: Trial) -> None:
+        self._trial = trial
+        self.lost = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._trial, name)
+
+    def set_user_attr(self, key: str, value: Any) -> None:
+        if self.lost:
+            return
+        try:
+            self._trial.set_user_attr(key, value)
+        except UpdateFinishedTrialError:
+            self.lost = True
 
 
 def join_study(storage: optuna.storages.RDBStorage, opts: WorkerOptions, loaded: LoadedSpec,
