@@ -317,3 +317,17 @@ def find_tool(name: str) -> str | None:
 
 def capabilities_json(caps: Capabilities) -> str:
     return json.dumps(caps.to_json(), indent=2)
+
+
+def require_command(name: str, cwd: str | None = None) -> None:
+    """Raise a one-line HoneError when ``name`` is neither on PATH nor an executable file
+    (perf would otherwise fail later with a message about its own data file)."""
+    from hone.errors import HoneError
+
+    if "/" in name:
+        path = Path(cwd or ".") / name if not os.path.isabs(name) else Path(name)
+        if path.is_file() and os.access(path, os.X_OK):
+            return
+    elif shutil.which(name):
+        return
+    raise HoneError(f"command not found: {name}", hint="check the command and your PATH")

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hone.diagnose.capabilities import Capabilities, find_tool
+from hone.diagnose.capabilities import Capabilities, find_tool, require_command
 from hone.diagnose.folded import (
     FunctionDelta,
     hottest,
@@ -158,14 +158,16 @@ def record_flame(
             res = run_process([*base, "-p", str(pid), "--", "sleep", f"{duration:g}"], timeout=duration + 60)
             what = f"pid {pid}"
         elif argv:
+            require_command(argv[0], cwd)
             res = run_process([*base, "--", *argv], timeout=timeout, env=env, cwd=cwd)
             what = " ".join(argv)
         else:
             raise HoneError("nothing to profile", hint="hone flame -- CMD ARGS…  or  hone flame --pid PID")
         if res.timed_out:
             raise HoneError(f"perf record of {what} timed out after {timeout:.0f} s")
-        if not data.exists():
-            raise HoneError(f"perf record wrote no data: {res.describe_failure()}")
+        if not data.exists() or (not res.ok and data.stat().st_size < 4096):
+            # No data and a failure: the command itself most likely did not run.
+            raise HoneError(f"perf record of {what} recorded nothing: {res.describe_failure()}")
         text = fold_perf_data(data, perf=caps.perf)
     folded, svg, speedscope, stacks = _write_outputs(
         text, out_dir, name, title or f"{name}: {what}"[:120],

@@ -128,6 +128,9 @@ def perf_stat_command(
     """
     if not argv:
         raise HoneError("no command to profile", hint="hone profile -- CMD ARGS…")
+    from hone.diagnose.capabilities import require_command
+
+    require_command(argv[0], cwd)
     with tempfile.TemporaryDirectory(prefix="hone-stat-") as tmp:
         stat_out = Path(tmp) / "stat.json"
         usage_out = Path(tmp) / "usage.json"
