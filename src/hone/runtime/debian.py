@@ -133,6 +133,9 @@ class SuiteRepo:
                     if self._lists_age_s() == float("inf"):
                         raise
                     # Offline with old lists: what they name may already be cached.
+            version = self._remembered_version(package)
+            if version is not None:
+                return self._deb_for(package, version)  # type: ignore[return-value]
             version = self.candidate_version(package)
             if version is None:
                 self.update()
@@ -141,6 +144,7 @@ class SuiteRepo:
                 raise HoneError(f"Debian {self.suite} has no package {package}")
             existing = self._deb_for(package, version)
             if existing is not None:
+                self._remember_version(package, version)
                 return existing
             res = run_process(
                 ["apt-get", *self.apt_options(), "download", f"{package}={version}"],
@@ -158,7 +162,22 @@ class SuiteRepo:
             if not res.ok or deb is None:
                 raise CapabilityError(f"cannot download {package} from Debian {self.suite}: "
                                       f"{res.describe_failure()}")
+            self._remember_version(package, version)
             return deb
+
+    def _remembered_version(self, package: str) -> str | None:
+        """The version fetched last time, while the package lists are no newer than that
+        fetch and the .deb is still cached (saves reading ~20 MB of lists per call)."""
+        memo = self.root / f"{package}.version"
+        try:
+            version = memo.read_text().strip()
+            fresh = memo.stat().st_mtime >= time.time() - self._lists_age_s()
+        except OSError:
+            return None
+        return version if fresh and version and self._deb_for(package, version) else None
+
+    def _remember_version(self, package: str, version: str) -> None:
+        (self.root / f"{package}.version").write_text(version + "\n")
 
     def _deb_for(self, package: str, version: str) -> Path | None:
         # apt writes an epoch "1:2.3" as "1%3a2.3" in file names.
