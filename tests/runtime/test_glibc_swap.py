@@ -182,3 +182,19 @@ def test_in_place_failed_smoke_restores_at_once(hone, state_dir: Path, tmp_path:
     assert "smoke command failed" in res.err and "originals restored" in res.err
     assert sha256(target) == original
     assert _journal_active(state_dir) == []
+
+
+def test_seed_002_shape_compare_sweep_over_glibc_variants(hone, tmp_path: Path, glibc241: GlibcInstall) -> None:
+    """The seed-002 experiment as one command: variants × a concurrency sweep, CIs per level."""
+    res = hone("libswap", "glibc", "/usr/bin/sort", "--version", "2.41", "--out", tmp_path / "v")
+    assert res.code == 0, res.err
+    data = tmp_path / "in.txt"
+    data.write_text("".join(f"{(i * 7919) % 10007}\n" for i in range(20000)))
+    res = hone("compare", "-n", "glibc-2.36", "-n", "glibc-2.41",
+               f"/usr/bin/sort -n --parallel={{threads}} -S 1M {data}",
+               f"{tmp_path / 'v' / 'sort'} -n --parallel={{threads}} -S 1M {data}",
+               "--sweep", "threads=1,2", "--rounds", "3", "--warmup", "0", "--seed", "1",
+               "--export-json", tmp_path / "c.json", timeout=240)
+    assert res.code == 0, res.err
+    assert "threads=1" in res.out and "threads=2" in res.out and "glibc-2.41" in res.out
+    assert "95% CI" in res.out
