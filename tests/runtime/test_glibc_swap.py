@@ -100,6 +100,15 @@ def test_too_old_glibc_is_refused_naming_the_missing_version(hone, tmp_path: Pat
     assert not out.exists()  # refused before anything was written
 
 
+def test_variant_dir_must_not_be_the_originals_dir(hone, tmp_path: Path, glibc241: GlibcInstall) -> None:
+    target = tmp_path / "sort"
+    target.write_bytes(Path("/usr/bin/sort").read_bytes())
+    before = sha256(target)
+    res = hone("libswap", "glibc", target, "--version", "2.41", "--out", tmp_path)
+    assert res.code == 2 and "must not overwrite" in res.err
+    assert sha256(target) == before
+
+
 @needs_gcc
 def test_refusal_names_the_symbol_of_a_program_of_ours(tmp_path: Path, glibc231: GlibcInstall,
                                                        glibc241: GlibcInstall) -> None:

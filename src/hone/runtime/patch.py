@@ -245,6 +245,9 @@ def default_variant_dir(binary: Path, label: str) -> Path:
 
 
 def _copy_file(src: Path, dest: Path) -> Path:
+    if dest.resolve() == src.resolve():
+        raise HoneError(f"--out {dest.parent} holds the original {src.name}: a variant must not overwrite it",
+                        hint="choose another --out, or use --in-place (journaled, with a backup)")
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(dest.name + ".tmp")
     shutil.copy2(src, tmp)  # follows symlinks: the variant owns real bytes
@@ -270,6 +273,10 @@ def make_glibc_variant(binary: Path, libs: list[Path], glibc: GlibcInstall, out_
     check_inputs(binary, libs)
     check_symbol_versions([binary, *libs, *dependencies_outside_glibc(binary)], glibc)
     out = (out_dir or default_variant_dir(binary, f"glibc-{glibc.version}")).resolve()
+    for original in (binary, *libs):
+        if original.parent == out:
+            raise HoneError(f"--out {out} holds the original {original.name}: a variant must not overwrite it",
+                            hint="choose another --out, or use --in-place (journaled, with a backup)")
     out.mkdir(parents=True, exist_ok=True)
     bundled: dict[str, Path] = {}
     for lib in libs:
