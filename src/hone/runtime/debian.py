@@ -93,6 +93,7 @@ class SuiteRepo:
             "-o", f"Dir::Cache={self.apt_cache}",
             "-o", "APT::Sandbox::User=root" if os.geteuid() == 0 else "APT::Sandbox::User=",
             "-o", "Acquire::Languages=none",
+            "-o", "Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false",  # appstream metadata: not needed
             "-o", "Debug::NoLocking=1",
         ]
 
