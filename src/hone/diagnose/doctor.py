@@ -8,6 +8,7 @@ Markdown and HTML reports are rendered from it by :mod:`hone.diagnose.report_mar
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -143,7 +144,7 @@ def run_doctor(
     if flame and caps.cpu_clock_sampling:
         say("recording the flame graph (perf record -F 999 -g)")
         flame_result = record_flame(target.argv, out_dir, caps, name="flame", timeout=target.timeout,
-                                    env=_env(target.env), cwd=target.cwd,
+                                    env=_env(target.env), cwd=target.cwd, runs=flame_runs(profile),
                                     title=f"hone doctor: {target.command_text}"[:120])
     ctx = DoctorContext(profile, caps, target, flame_result, out_dir)
     findings, not_evaluated = evaluate_rules(ctx)
@@ -182,6 +183,7 @@ def _flame_candidate(report: DoctorReport, exp: Any, target: Target, caps: Capab
         if variant.prepare:
             variant.prepare()
         fl = record_flame(variant.argv, out_dir, caps, name=f"flame-{slug}", timeout=target.timeout,
+                          runs=flame_runs(report.profile),
                           env=_env({**target.env, **variant.env}), cwd=variant.cwd or target.cwd,
                           title=f"{exp.title}: {variant.name}")
     except HoneError as exc:
@@ -194,6 +196,13 @@ def _flame_candidate(report: DoctorReport, exp: Any, target: Target, caps: Capab
     assert report.flame is not None
     report.diffs[slug] = diff_flame(report.flame.folded, fl.folded, out_dir, name=f"diff-{slug}",
                                     title=f"{exp.variants[0].name} → {variant.name}")
+
+
+def flame_runs(profile: ProfileResult, seconds: float = 1.0, cap: int = 4) -> int:
+    """How many recordings give about ``seconds`` of CPU samples (≈1000 at 999 Hz) for a
+    short command; at most ``cap``."""
+    cpu = (profile.value("user_s") or 0.0) + (profile.value("sys_s") or 0.0)
+    return max(1, min(cap, math.ceil(seconds / cpu))) if cpu > 0 else 1
 
 
 def _env(extra: dict[str, str]) -> dict[str, str] | None:

@@ -28,7 +28,7 @@ from hone.diagnose.folded import (
     total_weight,
 )
 from hone.errors import CapabilityError, HoneError
-from hone.run.process import run_process
+from hone.run.process import ProcessResult, run_process
 
 SCRIPT_FIELDS = "comm,tid,time,event,ip,sym,dso"
 TOOL_TIMEOUT_S = 300.0
@@ -136,9 +136,11 @@ def record_flame(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     title: str | None = None,
+    runs: int = 1,
 ) -> FlameResult:
     """Sample ``argv`` (or ``pid`` for ``duration`` s) at ``frequency`` Hz on cpu-clock,
     write ``NAME.folded``, ``NAME.svg`` and ``NAME.speedscope.json`` into ``out_dir``.
+    ``runs`` > 1 records a short command several times and adds the samples up.
 
     ``call_graph`` is "fp" (frame pointers) or "dwarf" (unwinds code built without them,
     larger and slower to process).
@@ -151,9 +153,27 @@ def record_flame(
     if call_graph == "dwarf" and not caps.call_graph_dwarf:
         raise CapabilityError("perf record --call-graph dwarf does not work here", hint="use --call-graph fp")
     cg = ["--call-graph", "dwarf"] if call_graph == "dwarf" else ["-g"]
+    texts: list[str] = []
+    for _ in range(max(1, runs if pid is None else 1)):
+        text, what, res = _record_once(argv, caps, cg, frequency, pid, duration, timeout, env, cwd)
+        texts.append(text)
+    # Folded lines from several runs simply add up (parse_folded sums duplicates).
+    text = "".join(t if t.endswith("\n") or not t else t + "\n" for t in texts)
+    folded, svg, speedscope, stacks = _write_outputs(
+        text, out_dir, name, title or f"{name}: {what}"[:120],
+        f"perf record -F {frequency} {' '.join(cg)} -e cpu-clock"
+        + (f", {runs} runs" if runs > 1 and pid is None else "") + "; kernel frames end in _[k]", "samples", "hot")
+    return FlameResult(name, folded, svg, speedscope, total_weight(stacks), kernel_share(stacks),
+                       hottest(stacks, 10), res.returncode, res.stdout)
+
+
+def _record_once(argv: Sequence[str] | None, caps: Capabilities, cg: list[str], frequency: int, pid: int | None,
+                 duration: float, timeout: float, env: Mapping[str, str] | None, cwd: str | None
+                 ) -> tuple[str, str, ProcessResult]:
+    """One ``perf record`` of ``argv`` (or ``pid``), folded: (folded text, what, perf's result)."""
     with tempfile.TemporaryDirectory(prefix="hone-flame-") as tmp:
         data = Path(tmp) / "perf.data"
-        base = [caps.perf, "record", "-q", "-F", str(frequency), *cg, "-e", "cpu-clock", "-o", str(data)]
+        base = [caps.perf or "perf", "record", "-q", "-F", str(frequency), *cg, "-e", "cpu-clock", "-o", str(data)]
         if pid is not None:
             res = run_process([*base, "-p", str(pid), "--", "sleep", f"{duration:g}"], timeout=duration + 60)
             what = f"pid {pid}"
@@ -168,12 +188,7 @@ def record_flame(
         if not data.exists() or (not res.ok and data.stat().st_size < 4096):
             # No data and a failure: the command itself most likely did not run.
             raise HoneError(f"perf record of {what} recorded nothing: {res.describe_failure()}")
-        text = fold_perf_data(data, perf=caps.perf)
-    folded, svg, speedscope, stacks = _write_outputs(
-        text, out_dir, name, title or f"{name}: {what}"[:120],
-        f"perf record -F {frequency} {' '.join(cg)} -e cpu-clock; kernel frames end in _[k]", "samples", "hot")
-    return FlameResult(name, folded, svg, speedscope, total_weight(stacks), kernel_share(stacks),
-                       hottest(stacks, 10), res.returncode, res.stdout)
+        return fold_perf_data(data, perf=caps.perf or "perf"), what, res
 
 
 def record_offcpu(
