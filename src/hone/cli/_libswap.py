@@ -125,8 +125,11 @@ def _print_info(info: RuntimeInfo) -> None:
     table.add_column("what")
     table.add_column("value")
     table.add_row("interpreter", info.interpreter or "none (static)")
-    where = "private" if info.private_glibc else "system"
-    table.add_row("glibc", f"{info.glibc_version or '?'} ({where}) {info.libc or ''}".strip())
+    if info.interpreter is None and info.libc is None:
+        table.add_row("glibc", "linked in statically (no shared libc)")
+    else:
+        where = "private" if info.private_glibc else "system"
+        table.add_row("glibc", f"{info.glibc_version or '?'} ({where}) {info.libc or ''}".strip())
     table.add_row("allocator", f"{info.allocator} ({info.how})" + (f" {info.allocator_file}" if info.allocator_file
                                                                     else ""))
     table.add_row("libraries", "\n".join(info.libraries) or "-")
