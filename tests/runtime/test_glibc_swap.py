@@ -65,6 +65,16 @@ def test_sort_copy_runs_on_glibc_241_and_every_glibc_lib_is_private(hone, tmp_pa
     assert sha256(Path("/usr/bin/sort")) == before  # original untouched
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["label"] == "glibc 2.41" and report["smoke"].startswith("sort (GNU coreutils)")
+    # A running variant: /proc/PID/maps shows the private glibc.
+    proc = subprocess.Popen([str(variant)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    try:
+        shown = hone("libswap", "show", "--pid", str(proc.pid), "--json", "-")
+        info = json.loads(shown.out)
+        assert info["glibc_version"] == "2.41" and info["private_glibc"] is True
+        assert glibc241.contains(info["libc"]) and glibc241.contains(info["interpreter"])
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
 
 
 def test_transitive_glibc_libs_stay_private(tmp_path: Path, glibc241: GlibcInstall) -> None:
