@@ -33,7 +33,7 @@ from scipy import stats as sps
 from hone.run.benchmark import Measurement
 from hone.run.process import run_process
 from hone.run.schedule import Variant, run_interleaved
-from hone.stats.paired import compare_paired
+from hone.stats.paired import compare_paired, location_se
 
 ESTIMATOR = "trimmed"  # what `hone compare` uses by default
 SPIN_C = r"""
@@ -196,13 +196,15 @@ def main() -> int:
               + f"; wrong direction {res['faster']}, no difference {res['no difference']}, "
               f"inconclusive {res['inconclusive']}")
     print("  goal ≥ 80% at ≤ 40 rounds: " + (f"PASS (from {reached} rounds)" if reached else "FAIL"))
-    # Rounds a paired test needs for 80% power at this noise: ((z_{1-α/2} + z_0.8)·sd/effect)²,
-    # divided by Wilcoxon's efficiency 3/π.
-    effect = math.log1p(0.02)
-    sd_at_40 = effect * math.sqrt(40 * 3 / math.pi) / (sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(0.8))
-    need = ((sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(0.8)) * sd_pair / effect) ** 2 / (3 / math.pi)
-    print(f"  at this noise (per-round log-ratio sd {sd_pair:.3f}) 80% power for 2% needs about {math.ceil(need)} "
-          f"rounds (normal approximation); 40 rounds reach it only when that sd is ≤ {sd_at_40:.3f}")
+    # Rounds for 80% power at this noise: ((z_{1-α/2} + z_0.8)·sd/effect)², with sd the
+    # spread the trimmed estimator sees (its standard error x √n over the whole pool).
+    pool_lr = np.log(cpu["B"] / cpu["A"])
+    sd_robust = location_se(pool_lr[np.isfinite(pool_lr)], ESTIMATOR) * math.sqrt(np.isfinite(pool_lr).sum())
+    effect, z = math.log1p(0.02), sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(0.8)
+    need = (z * sd_robust / effect) ** 2
+    print(f"  at this noise (robust per-round log-ratio sd {sd_robust:.3f}, plain sd {sd_pair:.3f}) 80% power for "
+          f"2% needs about {math.ceil(need)} rounds (normal approximation); 40 rounds reach it only when that sd "
+          f"is ≤ {effect * math.sqrt(40) / z:.3f}")
     print(f"\nmeasuring {measured:.0f} s, total {time.perf_counter() - t0:.0f} s")
     return 0
 
