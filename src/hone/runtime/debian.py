@@ -91,10 +91,11 @@ class SuiteRepo:
             "-o", "Dir::Etc::SourceParts=/dev/null",
             "-o", f"Dir::State::Lists={self.lists}",
             "-o", f"Dir::Cache={self.apt_cache}",
-            "-o", "APT::Sandbox::User=root" if os.geteuid() == 0 else "APT::Sandbox::User=",
             "-o", "Acquire::Languages=none",
             "-o", "Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false",  # appstream metadata: not needed
-            "-o", "Debug::NoLocking=1",
+            "-o", "Debug::NoLocking=1",  # our own flock (cache_lock) serializes hone processes
+            # root: download as root into our cache (the _apt user cannot write there)
+            *(["-o", "APT::Sandbox::User=root"] if os.geteuid() == 0 else []),
         ]
 
     def _lists_age_s(self) -> float:
