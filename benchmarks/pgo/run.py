@@ -15,6 +15,7 @@ import argparse
 import json
 import math
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -83,7 +84,8 @@ def hand_built_lua(result: dict[str, Any]) -> dict[str, float]:
             subprocess.run(["make", "-f", "Makefile.hone", "-j2"], cwd=tree, env=env, check=True, capture_output=True)
 
         def argv(cmd: str) -> list[str]:
-            return ["sh", "-c", cmd.replace("{binary}", str(tree / "lua"))]
+            # The program itself, not a shell: cachegrind does not follow children.
+            return shlex.split(cmd.replace("{binary}", str(tree / "lua")))
 
         make("-O2")
         base = {n: _cachegrind_ir(argv(c), EXAMPLES) for n, c in evaluate.items()}
