@@ -176,7 +176,8 @@ def pgo_cmd(args: tuple[str, ...], make_dir: str | None, cmake_dir: str | None, 
     hone pgo --make DIR --binary PATH --train CMD --evaluate CMD --mode instr-gcc …
     hone pgo report [RESULT]               show a result again (default: the latest)
 
-    Every variant is built from a clean copy in its own directory, must give the default
+    Every variant is built from a fresh copy of the project (in one build directory,
+    emptied between builds) and kept in its own directory; it must give the default
     binary's output on every scenario, and is compared on CPU time (interleaved rounds,
     CI) and on cachegrind's deterministic counts; gains within the layout-noise floor are
     not called gains.
