@@ -203,7 +203,8 @@ def main() -> int:
     effect, z = math.log1p(0.02), sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(0.8)
     need = (z * sd_robust / effect) ** 2
     print(f"  at this noise (robust per-round log-ratio sd {sd_robust:.3f}, plain sd {sd_pair:.3f}) 80% power for "
-          f"2% needs about {math.ceil(need)} rounds (normal approximation); 40 rounds reach it only when that sd "
+          f"2% needs about {math.ceil(need)} rounds (normal approximation, ignoring the ≥ {threshold:.0%} rule); "
+          f"40 rounds reach it only when that sd "
           f"is ≤ {effect * math.sqrt(40) / z:.3f}")
     print(f"\nmeasuring {measured:.0f} s, total {time.perf_counter() - t0:.0f} s")
     return 0
