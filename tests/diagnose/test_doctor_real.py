@@ -13,7 +13,8 @@ pytestmark = pytest.mark.integration
 
 
 def test_doctor_reports_high_kernel_time_for_a_syscall_heavy_program(hone, c_programs, caps, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    res = hone("doctor", "-o", tmp_path, "-r", "2", "--", c_programs["syscall_heavy"], "300000", timeout=180)
+    res = hone("doctor", "-o", tmp_path, "-r", "2", "--flame-seconds", "0.1", "--", c_programs["syscall_heavy"],
+               "300000", timeout=180)
     assert res.code == 0, res.err
     assert "High kernel-time share" in res.out
     doc = json.loads((tmp_path / "doctor.json").read_text())

@@ -20,7 +20,8 @@ def test_filecopy_doctor_run_end_to_end(hone, caps, tmp_path: Path) -> None:  # 
     example = tmp_path / "filecopy"
     shutil.copytree(REPO / "examples" / "filecopy", example, ignore=shutil.ignore_patterns("fcopy", "hone-doctor"))
     subprocess.run(["make", "-s", "-C", str(example), "fcopy"], check=True, timeout=60)
-    res = hone("doctor", "hone.yaml", "--run", "--rounds", "6", "-r", "2", "-o", "out", cwd=example, timeout=240)
+    res = hone("doctor", "hone.yaml", "--run", "--rounds", "6", "-r", "2", "--flame-seconds", "0.2", "-o", "out",
+               cwd=example, timeout=240)
     assert res.code == 0, res.err
     out = example / "out"
     doc = json.loads((out / "doctor.json").read_text())

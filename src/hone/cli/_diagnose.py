@@ -182,6 +182,8 @@ def flame_cmd(command: tuple[str, ...], pid: int | None, duration: float, out_di
 @click.option("-r", "--repeats", type=int, default=3, show_default=True, help="perf stat runs.")
 @click.option("--rounds", type=int, default=10, show_default=True, help="Interleaved rounds per experiment.")
 @click.option("--no-flame", is_flag=True, help="Skip the flame graph.")
+@click.option("--flame-seconds", type=float, default=1.0, show_default=True,
+              help="CPU seconds of samples per flame graph: a short command is recorded up to 4 times.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the experiments' run order.")
 @click.option("--threshold", type=float, default=1.0, show_default=True, help="Smallest change that matters, %.")
 @click.option("--probe", "probes", multiple=True, metavar="NAME",
@@ -190,7 +192,8 @@ def flame_cmd(command: tuple[str, ...], pid: int | None, duration: float, out_di
               help="Only re-render report.md/report.html from DIR/doctor.json.")
 @click.option("--json", "json_path", metavar="FILE", help="Also write doctor.json here (- = stdout).")
 def doctor_cmd(command: tuple[str, ...], show_caps: bool, show_rules: bool, mount_tracefs: bool,
-               run_experiments: bool, out_dir: str, repeats: int, rounds: int, no_flame: bool, seed: int,
+               run_experiments: bool, out_dir: str, repeats: int, rounds: int, no_flame: bool, flame_seconds: float,
+               seed: int,
                threshold: float, probes: tuple[str, ...], report_dir: str | None, json_path: str | None) -> None:
     """Profile COMMAND (or SPEC), apply the rules, rank findings and propose experiments.
 
@@ -240,7 +243,8 @@ def doctor_cmd(command: tuple[str, ...], show_caps: bool, show_rules: bool, moun
         target = Target(argv, metric="cpu_time", goal="minimize", unit="s")
     out = Path(out_dir)
     report = run_doctor(target, caps, out, repeats=repeats, flame=not no_flame, run=run_experiments, rounds=rounds,
-                        seed=seed, threshold=threshold / 100, log=lambda m: err_console.print(f"[dim]{m}[/dim]"))
+                        seed=seed, threshold=threshold / 100, flame_seconds=flame_seconds,
+                        log=lambda m: err_console.print(f"[dim]{m}[/dim]"))
     doc = report.to_json()
     if probes:
         from hone.diagnose.bpftrace import run_probes

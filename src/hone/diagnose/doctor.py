@@ -130,6 +130,7 @@ def run_doctor(
     seed: int = 0,
     threshold: float = 0.01,
     max_experiments: int = 3,
+    flame_seconds: float = 1.0,
     log: Callable[[str], None] | None = None,
 ) -> DoctorReport:
     """Diagnose ``target``; with ``run`` also execute the findings' experiments and record
@@ -144,7 +145,8 @@ def run_doctor(
     if flame and caps.cpu_clock_sampling:
         say("recording the flame graph (perf record -F 999 -g)")
         flame_result = record_flame(target.argv, out_dir, caps, name="flame", timeout=target.timeout,
-                                    env=_env(target.env), cwd=target.cwd, runs=flame_runs(profile),
+                                    env=_env(target.env), cwd=target.cwd,
+                                    runs=flame_runs(profile, flame_seconds),
                                     title=f"hone doctor: {target.command_text}"[:120])
     ctx = DoctorContext(profile, caps, target, flame_result, out_dir)
     findings, not_evaluated = evaluate_rules(ctx)
@@ -164,7 +166,7 @@ def run_doctor(
             result = run_experiment(exp, target, rounds=rounds, seed=seed, threshold=threshold)
             report.experiments.append(result)
             if flame_result is not None and caps.cpu_clock_sampling:
-                _flame_candidate(report, exp, target, caps, out_dir, say)
+                _flame_candidate(report, exp, target, caps, out_dir, say, flame_seconds)
     report.elapsed_s = time.time() - started
     doc = out_dir / "doctor.json"
     doc.write_text(json.dumps(report.to_json(), indent=1, default=str))
@@ -173,7 +175,7 @@ def run_doctor(
 
 
 def _flame_candidate(report: DoctorReport, exp: Any, target: Target, caps: Capabilities, out_dir: Path,
-                     say: Callable[[str], None]) -> None:
+                     say: Callable[[str], None], flame_seconds: float = 1.0) -> None:
     """Flame graph of the experiment's last (most different) variant and a diff against
     the reference flame graph."""
     variant = exp.variants[-1]
@@ -183,7 +185,7 @@ def _flame_candidate(report: DoctorReport, exp: Any, target: Target, caps: Capab
         if variant.prepare:
             variant.prepare()
         fl = record_flame(variant.argv, out_dir, caps, name=f"flame-{slug}", timeout=target.timeout,
-                          runs=flame_runs(report.profile),
+                          runs=flame_runs(report.profile, flame_seconds),
                           env=_env({**target.env, **variant.env}), cwd=variant.cwd or target.cwd,
                           title=f"{exp.title}: {variant.name}")
     except HoneError as exc:
