@@ -83,7 +83,11 @@ def run_fleet(url: str, spec: Path, study: str, workers: int, budget: int, work:
         if p.returncode != 0:
             raise SystemExit(f"worker failed: {err[-1000:]}")
     total = time.perf_counter() - started
-    trials = optuna.load_study(study_name=study, storage=driver_url(url)).get_trials(states=(TrialState.COMPLETE,))
+    everything = optuna.load_study(study_name=study, storage=driver_url(url)).get_trials()
+    trials = [t for t in everything if t.state == TrialState.COMPLETE]
+    stale = [t.number for t in everything if t.state == TrialState.FAIL]
+    if stale:
+        print(f"  ({workers} workers: trials {stale} failed as stale and were retried)")
     assert len(trials) == budget, f"{len(trials)} complete trials, expected {budget}"
     first = min(t.datetime_start for t in trials if t.datetime_start)
     last = max(t.datetime_complete for t in trials if t.datetime_complete)

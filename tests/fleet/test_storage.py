@@ -44,6 +44,18 @@ def test_password_from_pgpassword_env(pg, monkeypatch: pytest.MonkeyPatch) -> No
     open_storage(url.replace(f":{PG_PASSWORD}@", "@"))
 
 
+def test_password_from_pgpass_file(pg, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    from tests.fleet.conftest import PG_PASSWORD
+
+    url = pg.createdb("storage_pgpass")
+    pgpass = tmp_path / "pgpass"
+    pgpass.write_text(f"127.0.0.1:{pg.port}:*:hone:{PG_PASSWORD}\n")
+    pgpass.chmod(0o600)  # libpq ignores a .pgpass others can read
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    monkeypatch.setenv("PGPASSFILE", str(pgpass))
+    open_storage(url.replace(f":{PG_PASSWORD}@", "@"))
+
+
 def test_unreachable_server(pg) -> None:  # type: ignore[no-untyped-def]
     from tests.fleet.conftest import _free_port
 

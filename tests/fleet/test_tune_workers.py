@@ -33,15 +33,15 @@ def test_tune_with_three_local_workers(pg, hone, tmp_path: Path) -> None:  # typ
     spec = tmp_path / "hone.yaml"
     spec.write_text(PARAM_SPEC)
     out = tmp_path / "result.json"
-    res = hone("tune", spec, "--storage", url, "--study", "tw", "--workers", "3", "--trials", "6",
+    res = hone("tune", spec, "--storage", url, "--study", "tw", "--workers", "3", "--trials", "4",
                "--confirm", "2", "--top-k", "1", "--seed", "1", "--json", out, "--html", tmp_path / "r.html")
     assert res.code == 0, res.err
     assert PG_PASSWORD not in res.out + res.err + out.read_text()
     doc = json.loads(out.read_text())
-    assert doc["trials"] == 6 and doc["storage"].startswith("postgresql") and "***" in doc["storage"]
+    assert doc["trials"] == 4 and doc["storage"].startswith("postgresql") and "***" in doc["storage"]
     study = optuna.load_study(study_name="tw", storage=driver_url(url))
     complete = study.get_trials(states=(TrialState.COMPLETE,))
-    assert len(complete) == 6
+    assert len(complete) == 4
     assert len({t.user_attrs["pid"] for t in complete}) >= 2  # the trials really were shared
     assert "hone_result" in study.user_attrs  # confirmed once, by the tune process
 

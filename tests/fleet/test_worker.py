@@ -73,17 +73,17 @@ def _counted(study: optuna.Study) -> list[optuna.trial.FrozenTrial]:
 
 def test_three_workers_finish_exactly_the_budget(pg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     url = pg.createdb("fleet_three")
-    spec = _spec(tmp_path, 0.3)
+    spec = _spec(tmp_path, 0.2)
     envs = [_machine(tmp_path, f"m{i}") for i in range(3)]
-    procs = [_worker(spec, url, "three", env, "--trials", "9") for env in envs]
+    procs = [_worker(spec, url, "three", env, "--trials", "6") for env in envs]
     outs = [p.communicate(timeout=150) for p in procs]
     for p, (_out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err
     study = _study(url, "three")
     trials = study.get_trials()
     complete = [t for t in trials if t.state == TrialState.COMPLETE]
-    assert len(complete) == 9
-    assert len(_counted(study)) == 9
+    assert len(complete) == 6
+    assert len(_counted(study)) == 6
     assert not [t for t in trials if t.state in (TrialState.RUNNING, TrialState.WAITING)]
     assert all(t.user_attrs.get("machine_id") and t.user_attrs.get("fingerprint") for t in complete)
     assert all("runs" in t.user_attrs for t in complete)
@@ -94,11 +94,11 @@ def test_three_workers_finish_exactly_the_budget(pg, tmp_path: Path) -> None:  #
 
     # Confirmation runs once, on one machine, after the budget: `hone tune --resume`.
     res = subprocess.run([HONE_BIN, "tune", str(spec), "--storage", url, "--study", "three", "--resume",
-                          "--trials", "9", "--confirm", "2", "--top-k", "1", "--json", "-",
+                          "--trials", "6", "--confirm", "2", "--top-k", "1", "--json", "-",
                           "--html", str(tmp_path / "r.html")],
                          env=envs[0], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
-    assert len(_study(url, "three").get_trials(states=(TrialState.COMPLETE,))) == 9  # no extra trials
+    assert len(_study(url, "three").get_trials(states=(TrialState.COMPLETE,))) == 6  # no extra trials
     assert "hone_result" in _study(url, "three").user_attrs
     assert Path(envs[0]["KNOBFILE"]).read_text() == "0"
 
@@ -108,7 +108,7 @@ def test_kill_9_mid_trial_loses_nothing_and_rollback_restores(pg, tmp_path: Path
     spec = _spec(tmp_path, 1.5)
     victim_env, other_env = _machine(tmp_path, "victim"), _machine(tmp_path, "other")
     hb = ("--heartbeat", "1", "--grace", "3")
-    victim = _worker(spec, url, "kill", victim_env, "--trials", "5", *hb, hostname="fleet-victim")
+    victim = _worker(spec, url, "kill", victim_env, "--trials", "3", *hb, hostname="fleet-victim")
     killed_number = None
     deadline = time.monotonic() + 60
     while killed_number is None and time.monotonic() < deadline:
@@ -132,8 +132,8 @@ def test_kill_9_mid_trial_loses_nothing_and_rollback_restores(pg, tmp_path: Path
 
     study = _study(url, "kill")
     trials = study.get_trials()
-    assert len(_counted(study)) == 5
-    assert len([t for t in trials if t.state == TrialState.COMPLETE]) == 5
+    assert len(_counted(study)) == 3
+    assert len([t for t in trials if t.state == TrialState.COMPLETE]) == 3
     assert not [t for t in trials if t.state in (TrialState.RUNNING, TrialState.WAITING)]
     dead = trials[killed_number]
     assert dead.state == TrialState.FAIL and dead.user_attrs["hone_interrupted"]

@@ -156,9 +156,17 @@ def requeue_stale(study: optuna.Study, storage: optuna.storages.RDBStorage) -> l
 
 
 def count_claimed(study: optuna.Study) -> tuple[int, int]:
-    """``(finished, running)`` trials: finished as the tune loop counts them."""
-    finished = len(tune_study.finished_trials(study))
-    running = len(study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)))
+    """``(finished, running)`` trials. Finished as the tune loop counts them (failed as
+    interrupted: not counted), except that a COMPLETE trial always counts: a result that
+    exists is never run again."""
+    finished = 0
+    running = 0
+    for t in study.get_trials(deepcopy=False):
+        if t.state == TrialState.RUNNING:
+            running += 1
+        elif t.state in (TrialState.COMPLETE, TrialState.PRUNED) or (
+                t.state == TrialState.FAIL and not t.user_attrs.get(tune_study.ATTR_INTERRUPTED)):
+            finished += 1
     return finished, running
 
 
@@ -199,17 +207,15 @@ class FleetStudy:
             # Every remaining slot is held by a running trial elsewhere: wait, in case one dies.
             time.sleep(self._poll_s)
 
-
     def tell(self, trial: Any, *args: Any, **kwargs: Any) -> Any:
         real = trial._trial if isinstance(trial, _FleetTrial) else trial
         if isinstance(trial, _FleetTrial) and trial.lost:
             return None
-        try:
-            return self._study.tell(real, *args, **kwargs)
-        except ValueError:
-            if self._study._storage.get_trial(real._trial_id).state.is_finished():
+        # Under the lock, so a stale check (attr, then FAIL) never interleaves with it.
+        with self._lock:
+            if self._heartbeat.storage.get_trial(real._trial_id).state.is_finished():
                 return None  # failed as stale meanwhile (see _FleetTrial); its retry counts
-            raise
+            return self._study.tell(real, *args, **kwargs)
 
 
 class _FleetTrial:
