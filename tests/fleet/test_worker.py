@@ -149,6 +149,41 @@ def test_kill_9_mid_trial_loses_nothing_and_rollback_restores(pg, tmp_path: Path
     assert Path(victim_env["KNOBFILE"]).read_text() == "0"
 
 
+def test_stalled_worker_is_replaced_and_its_late_result_dropped(pg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    url = pg.createdb("fleet_stall")
+    spec = _spec(tmp_path, 1.5)
+    slow_env, other_env = _machine(tmp_path, "slow"), _machine(tmp_path, "other")
+    hb = ("--heartbeat", "1", "--grace", "3")
+    slow = _worker(spec, url, "stall", slow_env, "--trials", "2", *hb)
+    stalled = None
+    deadline = time.monotonic() + 60
+    while stalled is None and time.monotonic() < deadline:
+        time.sleep(0.3)
+        try:
+            running = _study(url, "stall").get_trials(states=(TrialState.RUNNING,))
+        except KeyError:
+            continue
+        mine = [t for t in running if t.user_attrs.get("pid") == slow.pid and "config" in t.user_attrs]
+        if mine:
+            stalled = mine[0].number
+            os.kill(slow.pid, signal.SIGSTOP)  # a paused VM, a partition: no heartbeats
+    assert stalled is not None
+    try:
+        other = _worker(spec, url, "stall", other_env, *hb)
+        _out, err = other.communicate(timeout=120)
+        assert other.returncode == 0, err
+    finally:
+        os.kill(slow.pid, signal.SIGCONT)
+    _out, err = slow.communicate(timeout=60)
+    assert slow.returncode == 0, err  # it wakes up, finds its trial failed, drops its result
+
+    trials = _study(url, "stall").get_trials()
+    assert len([t for t in trials if t.state == TrialState.COMPLETE]) == 2
+    assert trials[stalled].state == TrialState.FAIL and trials[stalled].user_attrs["hone_interrupted"]
+    assert not [t for t in trials if t.state in (TrialState.RUNNING, TrialState.WAITING)]
+    assert Path(slow_env["KNOBFILE"]).read_text() == "0"  # it restored its own knobs on the way out
+
+
 def test_wrong_password_is_one_clear_line(pg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     spec = _spec(tmp_path, 0)
     env = _machine(tmp_path, "m")

@@ -64,8 +64,8 @@ def ssh_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshHosts]:
             f"AuthorizedKeysFile {top / 'authorized_keys'}", "PermitRootLogin prohibit-password",
             "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no", "StrictModes no",
             f"PidFile {top / f'sshd-{name}.pid'}", f"SetEnv HONE_TEST_HOST={name}", ""]))
-        procs.append(subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stderr=subprocess.PIPE,
-                                      start_new_session=True))
+        with (top / f"sshd-{name}.log").open("wb") as log:
+            procs.append(subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stderr=log, start_new_session=True))
         hosts.append(f"root@{addr}:{port}")
         known.append(f"[{addr}]:{port} {host_pub}")
     (top / "known_hosts").write_text("\n".join(known) + "\n")
@@ -80,7 +80,7 @@ def ssh_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshHosts]:
         yield SshHosts(top, hosts, options)
     finally:
         for p in procs:
-            os.killpg(p.pid, signal.SIGTERM)
+            os.killpg(p.pid, signal.SIGKILL)  # sshd and its session children
             p.wait(timeout=10)
 
 
