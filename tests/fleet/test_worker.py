@@ -192,6 +192,8 @@ def test_wrong_password_is_one_clear_line(pg, tmp_path: Path) -> None:  # type: 
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 2
     assert "Wr0ng-Secret" not in res.stdout + res.stderr
-    errors = [line for line in res.stderr.splitlines() if line.startswith("hone: error:")]
-    assert len(errors) == 1 and "password authentication failed for user 'hone'" in errors[0]
+    lines = res.stderr.splitlines()
+    assert lines[0].startswith("hone: error: storage 127.0.0.1:")
+    assert "password authentication failed for user 'hone'" in lines[0]
+    assert len(lines) == 2 and lines[1].startswith("hint: ")  # the error line and its hint, nothing else
     assert "Traceback" not in res.stderr

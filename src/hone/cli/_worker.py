@@ -43,7 +43,6 @@ def worker_cmd(spec: str, storage: str, study_name: str, trials: int | None, sam
     loaded = load_spec(spec)
     opts = WorkerOptions(storage=storage, study=study_name, trials=trials, sampler=sampler, seed=seed,
                          heartbeat_s=heartbeat_s, grace_s=grace_s)
-    err_console.print(f"[dim]worker joining study {study_name!r} in {mask_url(storage)}[/dim]", soft_wrap=True)
 
     def line(outcome) -> None:  # type: ignore[no-untyped-def]
         config = " ".join(f"{k}={v}" for k, v in outcome.config.items())
@@ -53,7 +52,11 @@ def worker_cmd(spec: str, storage: str, study_name: str, trials: int | None, sam
         else:
             console.print(f"trial {outcome.number}: FAILED {config}: {outcome.reason}", soft_wrap=True)
 
-    result = run_worker(loaded, opts, on_trial=line)
+    def joined(budget: int, finished: int) -> None:
+        err_console.print(f"[dim]worker joined study {study_name!r} in {mask_url(storage)}: "
+                          f"{finished}/{budget} trials finished[/dim]", soft_wrap=True)
+
+    result = run_worker(loaded, opts, on_trial=line, on_joined=joined)
     console.print(f"worker done: ran {len(result.ran)} trial(s), {len(result.failed)} failed; "
                   f"study {study_name!r} has {result.finished_in_study}/{result.budget} finished"
                   + (f"; re-enqueued {len(result.requeued)} interrupted" if result.requeued else ""))

@@ -293,11 +293,13 @@ def _note(study: optuna.Study, storage: optuna.storages.RDBStorage, number: int)
 
 
 def run_worker(loaded: LoadedSpec, opts: WorkerOptions, *,
-               on_trial: Callable[[tune_study.TrialOutcome], None] | None = None) -> WorkerResult:
+               on_trial: Callable[[tune_study.TrialOutcome], None] | None = None,
+               on_joined: Callable[[int, int], None] | None = None) -> WorkerResult:
     """Join ``opts.study`` and run its trials on this machine until the budget is spent.
 
     Knobs are journaled in this machine's state directory and restored when the worker
-    stops (normally, on error or on Ctrl-C/SIGTERM)."""
+    stops (normally, on error or on Ctrl-C/SIGTERM). ``on_joined(budget, finished)`` is
+    called once the study is open."""
     storage = open_storage(opts.storage, heartbeat_interval=opts.heartbeat_s, grace_period=opts.grace_s)
     lock = StudyLock(opts.storage, opts.study, storage.engine)
     result = WorkerResult(study=opts.study, storage=mask_url(opts.storage), budget=0)
@@ -305,6 +307,8 @@ def run_worker(loaded: LoadedSpec, opts: WorkerOptions, *,
     try:
         study, budget, space, objective = join_study(storage, opts, loaded, lock)
         result.budget = budget
+        if on_joined:
+            on_joined(budget, count_claimed(study)[0])
         bench = loaded.spec.benchmark
 
         def _seen(outcome: tune_study.TrialOutcome) -> None:
