@@ -120,6 +120,15 @@ def test_hosts_are_validated(tmp_path: Path) -> None:
         load_spec(bad, check_knobs=False)
 
 
+def test_a_remote_knob_is_as_dangerous_as_a_local_one(tmp_path: Path) -> None:
+    spec = tmp_path / "hone.yaml"
+    spec.write_text("benchmark: {command: [\"true\"]}\nknobs:\n"
+                    "  - {name: cpu1, kind: sysfs, path: /sys/devices/system/cpu/cpu1/online, values: [0, 1],"
+                    " hosts: [node1, node2]}\n")
+    with pytest.raises(SpecError, match=r"takes a CPU offline"):
+        load_spec(spec)  # refused before any ssh connection is tried
+
+
 def test_apply_on_two_hosts_journals_each_and_rollback_restores(ssh_hosts: SshHosts, hone, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                                 state_dir: Path) -> None:
     ssh_hosts.state("a").write_text("1")

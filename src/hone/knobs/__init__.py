@@ -63,7 +63,7 @@ def danger_of(driver: KnobDriver) -> str | None:
     """Why this knob is dangerous, or None."""
     if driver.model.safety == "dangerous":
         return "is marked dangerous in the spec"
-    ident = driver.ident()
+    ident = getattr(driver, "local", driver).ident()  # a remote knob is as dangerous as its local kind
     for pattern, why in _DANGEROUS:
         if pattern.search(ident):
             return why

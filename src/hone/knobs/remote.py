@@ -134,6 +134,11 @@ class MultiHostKnob(KnobDriver):
     def parts(self) -> list[KnobDriver]:
         return list(self._parts)
 
+    @property
+    def local(self) -> KnobDriver:
+        """The knob as it would be on one machine (for safety rules)."""
+        return self._parts[0].local
+
     def ident(self) -> str:
         return f"{self._parts[0].local.ident()}@{','.join(p.host for p in self._parts)}"
 
