@@ -75,7 +75,8 @@ def test_unreadable_file(tmp_path: Path) -> None:
 def test_unknown_knob_kind(tmp_path: Path) -> None:
     path = write(tmp_path, GOOD.replace("kind: env", "kind: enviro"))
     assert error_of(path) == (
-        f"{path}:11: knobs[1].kind: expected one of param, env, sysctl, sysfs, file, script, got 'enviro'"
+        f"{path}:11: knobs[1].kind: expected one of param, env, sysctl, sysfs, file, script, library, binary,"
+        " got 'enviro'"
     )
 
 
