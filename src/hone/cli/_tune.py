@@ -179,8 +179,9 @@ def _print_result(result: TuneResult) -> None:
             f"{k} {v:.0%}" for k, v in list(result.importances.items())[:8]))
     console.print(f"trials: {result.trials} ({result.failed_trials} failed)")
     if result.winner is None:
-        console.print(f"[bold yellow]Recommendation: keep the current configuration[/bold yellow] "
-                      f"({result.verdict if result.confirmations else 'nothing was confirmed'})")
+        why = ("no candidate beat the baseline significantly in the confirmation rounds" if result.confirmations
+               else "no candidate was confirmed (no completed feasible trial, or --confirm 0)")
+        console.print(f"[bold yellow]Recommendation: keep the current configuration[/bold yellow] ({why})")
     else:
         comp = result.winner.comparison
         console.print(f"[bold green]Recommendation (confirmed): {_short(result.winner.candidate.config, 20)}"

@@ -76,7 +76,10 @@ def _figures(study: optuna.Study) -> list[tuple[str, go.Figure]]:
         out.append(("Slices", vis.plot_slice(study, target=target, target_name=tname)))
     if len(complete) >= 3:
         try:
-            out.append(("Knob importances", vis.plot_param_importances(study, target=target, target_name=tname)))
+            # fANOVA like the terminal output (Optuna 5's default, PED-ANOVA, assumes minimization)
+            evaluator = optuna.importance.FanovaImportanceEvaluator(seed=0)
+            out.append(("Knob importances", vis.plot_param_importances(study, evaluator=evaluator, target=target,
+                                                                       target_name=tname)))
         except (ValueError, RuntimeError):
             pass
     return out

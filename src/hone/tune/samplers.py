@@ -50,7 +50,6 @@ def make_sampler(
             multivariate=True,
             group=True,
             constraints_func=constraints_func,
-            warn_independent_sampling=False,
         )
     if name == "random":
         return optuna.samplers.RandomSampler(seed=seed)

@@ -41,6 +41,7 @@ optuna.logging.set_verbosity(optuna.logging.WARNING)
 # Multivariate TPE and enqueue are "experimental" in Optuna: hone pins the version, the
 # warning would only clutter every tune's output.
 warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+warnings.filterwarnings("ignore", category=FutureWarning, module=r"optuna\..*")
 
 ATTR_BASELINE = "hone_baseline"
 ATTR_SPEC = "hone_spec"
