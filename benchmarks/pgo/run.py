@@ -155,7 +155,7 @@ def render_program(name: str, result: dict[str, Any], hand: dict[str, float] | N
                if best.get("variant") else "")]
     if best.get("fewest_instructions"):
         fi = best["fewest_instructions"]
-        out.append(f"; fewest instructions: {fi['variant']} ({_pct(fi['instructions_ratio_geomean'])}).")
+        out[-1] += f"; fewest instructions: {fi['variant']} ({_pct(fi['instructions_ratio_geomean'])})."
     if hand:
         hv = _geo([1 + x / 100 for x in hand.values()])
         out += ["", "Hand-built gcc PGO (make, `-O2 -fprofile-generate` → same train scripts → `-O2 -fprofile-use`),"
