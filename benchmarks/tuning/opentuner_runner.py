@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from problems import PROBLEMS  # noqa: E402
+from problems import PROBLEMS
 
 HERE = Path(__file__).resolve().parent
 CHECKPOINTS = (30, 60, 120)
@@ -47,7 +47,8 @@ def one(job: tuple[str, float, int, int]) -> dict:
     args.database = "sqlite://"
     m = ConfigurationManipulator()
     for name, (kind, values) in problem.space.items():
-        m.add_parameter(EnumParameter(name, values) if kind == "categorical" else IntegerParameter(name, 0, len(values) - 1))
+        m.add_parameter(EnumParameter(name, values) if kind == "categorical"
+                        else IntegerParameter(name, 0, len(values) - 1))
     api = TuningRunManager(DefaultMeasurementInterface(args=args, manipulator=m, project_name=f"{pname}{seed}",
                                                        program_name="p", program_version="0"), args)
     rng = np.random.default_rng(seed + 10_000)
@@ -59,7 +60,8 @@ def one(job: tuple[str, float, int, int]) -> dict:
         if dr is None:
             continue
         data = dr.configuration.data
-        cfg = {n: (data[n] if kind == "categorical" else values[data[n]]) for n, (kind, values) in problem.space.items()}
+        cfg = {n: (data[n] if kind == "categorical" else values[data[n]])
+               for n, (kind, values) in problem.space.items()}
         y = problem.value(cfg) * (1 + noise * rng.standard_normal()) if noise else problem.value(cfg)
         api.report_result(dr, Result(time=float(y)))
         evals += 1

@@ -244,6 +244,9 @@ def verdicts(summary: list[dict[str, Any]], budget: int) -> str:
         s = next(x for x in summary if (x["problem"], x["noise"], x["method"]) == (p, n, m))
         return s["budget"] + 1 if s["evals_to_5pct"] is None else s["evals_to_5pct"]
 
+    present = {s["method"] for s in summary}
+    if not {"hone", "tpe", "atune", "random"} <= present:
+        return f"(goal check needs hone, tpe, atune and random; this run has {', '.join(sorted(present))})"
     cases = sorted({(s["problem"], s["noise"]) for s in summary})
     half_atune = sum(1 for p, n in cases if ev(p, n, "hone") <= 0.5 * ev(p, n, "atune"))
     best_lib = sum(1 for p, n in cases
@@ -283,6 +286,8 @@ def main() -> None:
     t0 = time.perf_counter()
     with Pool(args.jobs) as pool:
         rows = pool.map(one, jobs, chunksize=1)
+    tag = f"-{args.tag}" if args.tag else ""
+    (HERE / f"results{tag}.json").write_text(json.dumps({"rows": rows}, indent=1))
     summary = summarize(rows, args.budget)
     md = markdown(summary, args.budget)
     ver = verdicts(summary, args.budget)
@@ -290,7 +295,6 @@ def main() -> None:
     print()
     print(ver)
     print(f"\n({len(jobs)} runs in {time.perf_counter() - t0:.0f} s)")
-    tag = f"-{args.tag}" if args.tag else ""
     (HERE / f"results{tag}.json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
     (HERE / f"results{tag}.md").write_text(f"# Tuning benchmark results\n\n{md}\n\n{ver}\n")
 
