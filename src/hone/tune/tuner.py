@@ -23,6 +23,7 @@ from optuna.trial import TrialState
 from hone.errors import HoneError
 from hone.fleet.storage import mask_url, prepare_storage
 from hone.journal import Journal, StateLock
+from hone.knobs import driver_for
 from hone.paths import default_storage_url
 from hone.run.benchmark import Measurement
 from hone.run.configure import Configurator
@@ -233,6 +234,11 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             if recovered:
                 phase("resume", f"trial(s) {', '.join(map(str, recovered))} were interrupted: marked failed"
                       " and queued again")
+        mine = {d.ident() for d in (driver_for(k) for k in spec.knobs) if d.changes_system}
+        still = [e.ident for e in journal.active() if e.ident in mine]
+        if still:
+            phase("warning", f"{', '.join(still)} still changed by an earlier hone session: the baseline is the"
+                  " current value, not the original (`hone rollback` first to tune from the originals)")
         pids = list(study.user_attrs.get("hone_pids", []))
         study.set_user_attr("hone_pids", [*pids, os.getpid()])
         configurator = Configurator(loaded, journal)
