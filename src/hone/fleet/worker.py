@@ -269,10 +269,10 @@ def join_study(storage: optuna.storages.RDBStorage, opts: WorkerOptions, loaded:
     sampler = make_sampler(sampler_name, seed=_worker_seed(seed), n_trials=budget,
                            constraints_func=tune_study.constraints_from_attrs if objective.constrained else None,
                            distributions=space.distributions)
-    # No constant liar: in benchmarks/fleet.py (20 seeds, evaluations to 5% of the optimum,
-    # 4 workers vs 1) it cost +39% on a synthetic 540-config mixed space (vs +0% without)
-    # and gained nothing on the measured zlib table (-14% vs -12%); the workers' different
-    # seeds keep their suggestions apart well enough.
+    # No constant liar: benchmarks/fleet.py (20 seeds, evaluations to 5% of the optimum,
+    # 4 workers vs 1; liar vs none): sqlite +2% vs -25%, zlib -14% vs -12%, sparse-8of2
+    # +23% vs +45%, an early synthetic space +39% vs +0%. No consistent gain; different
+    # seeds per worker keep suggestions apart well enough.
     study.sampler = sampler
     return study, budget, space, objective
 
