@@ -72,3 +72,19 @@ def test_schema_from_newer_optuna(pg) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(StorageError) as info:
         open_storage(url)
     assert "newer Optuna" in info.value.message
+
+
+def test_study_lock_survives_a_dropped_connection(pg) -> None:  # type: ignore[no-untyped-def]
+    import sqlalchemy
+
+    from hone.fleet.lock import StudyLock
+
+    url = pg.createdb("storage_lock")
+    lock = StudyLock(url, "s", open_storage(url).engine)
+    with lock:
+        pid = lock._conn.execute(sqlalchemy.text("SELECT pg_backend_pid()")).scalar()  # type: ignore[union-attr]
+    pg.psql(f"SELECT pg_terminate_backend({pid})")  # an idle connection cut by the server
+    with lock:
+        held = pg.psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")
+    assert held.strip() == "1"
+    lock.close()

@@ -48,7 +48,16 @@ class StudyLock:
 
     def acquire(self) -> None:
         if is_postgres(self.url):
-            self._connection().execute(sqlalchemy.text("SELECT pg_advisory_lock(:k)"), {"k": self._key})
+            try:
+                self._connection().execute(sqlalchemy.text("SELECT pg_advisory_lock(:k)"), {"k": self._key})
+            except sqlalchemy.exc.DBAPIError:
+                # The connection died while idle (server restart, firewall timeout): the
+                # server dropped any lock with it; take a fresh connection once.
+                self.close()
+                try:
+                    self._connection().execute(sqlalchemy.text("SELECT pg_advisory_lock(:k)"), {"k": self._key})
+                except sqlalchemy.exc.SQLAlchemyError as exc:
+                    raise explain(exc, self.url) from None
             return
         path = self._lock_path()
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -71,7 +80,10 @@ class StudyLock:
 
     def close(self) -> None:
         if self._conn is not None:
-            self._conn.close()
+            try:
+                self._conn.close()
+            except sqlalchemy.exc.SQLAlchemyError:
+                pass
             self._conn = None
 
     def __enter__(self) -> StudyLock:
