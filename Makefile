@@ -15,7 +15,7 @@ test: setup
 
 bench: setup
 	$(VENV)/bin/python benchmarks/stats_calibration.py
-	$(VENV)/bin/python benchmarks/tuning/run.py --methods hone hone-norace tpe random --tag fast
+	$(VENV)/bin/python benchmarks/tuning/run.py --methods hone hone+race tpe random --tag fast
 	$(VENV)/bin/python benchmarks/tuning/run.py --methods atune --budget 30 --tag atune
 	$(VENV)/bin/python benchmarks/tuning/run.py --merge benchmarks/tuning/results-fast.json benchmarks/tuning/results-atune.json $(wildcard benchmarks/tuning/results-opentuner.json)
 

@@ -1,8 +1,9 @@
 """Tuning problems with known optima (all minimize a positive value).
 
-``space``: name → (kind, values); kind ``ordinal`` (ordered numbers), ``categorical``
-(unordered labels). Tables come from ``data/*.csv`` (``measure_tables.py``); synthetic
-functions are mixed-integer with a known optimum.
+``space``: name → (kind, values); kind ``int`` (a contiguous integer range), ``ordinal``
+(an ordered list of numbers, e.g. page sizes), ``categorical`` (labels). Tables come from
+``data/*.csv`` (``measure_tables.py``); synthetic functions are mixed-integer with a known
+optimum.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def ellipsoid() -> Problem:
         bowl = sum(w * ((c[f"x{i}"] - centre[i]) / 63) ** 2 for i, w in enumerate(weights))
         return 1.0 + bowl + cat_cost[c["algo"]] + 0.5 * cat_cost[c["mode"]]
 
-    space = {f"x{i}": ("ordinal", list(range(64))) for i in range(4)}
+    space = {f"x{i}": ("int", list(range(64))) for i in range(4)}
     space["algo"] = ("categorical", list(cat_cost))
     space["mode"] = ("categorical", list(cat_cost))
     return Problem("mixint-ellipsoid", space, fn=f, optimum=1.0)
@@ -78,7 +79,7 @@ def sparse() -> Problem:
         return 1.0 + 3 * ((c["k1"] - 22) / 31) ** 2 + 6 * ((c["k5"] - 6) / 31) ** 2 + 0.01 * sum(
             (c[f"k{i}"] / 31) for i in (0, 2, 3, 4, 6, 7))
 
-    space = {f"k{i}": ("ordinal", list(range(32))) for i in range(8)}
+    space = {f"k{i}": ("int", list(range(32))) for i in range(8)}
     return Problem("sparse-8of2", space, fn=f, optimum=1.0)
 
 

@@ -8,16 +8,19 @@ every observation (the truth stays noise-free).
 
 Methods:
 * ``random`` — uniform random search; recommends its best observation.
-* ``tpe`` — Optuna's TPESampler with its defaults; recommends its best observation.
+* ``tpe`` — Optuna's TPESampler with its defaults, given hone's ordered encoding (in Optuna
+  5 the default TPE is already multivariate, so it equals ``hone``'s search here).
+* ``tpe-cat`` — the same TPE as a user would call it on value lists (page sizes, levels):
+  ``suggest_categorical``, i.e. unordered; integer ranges stay ``suggest_int``.
 * ``atune`` — A-Tune's engine as its source uses it: scikit-optimize ``Optimizer`` with a
   GP (noise 1e-9), 20 random starts, discrete ints as categoricals; best observation.
-* ``hone`` — what ``hone tune --sampler auto`` does (multivariate grouped TPE, ordered
-  ints, ~10 random starts) plus hone's racing layer: while replicates show noise, every
-  4th evaluation re-measures the incumbent (enqueued, so the sampler sees it too); the
-  recommendation is the best *pessimistic* mean (mean + σ/√k), so a config measured once
-  and lucky does not beat a re-measured one.
-* ``hone-norace`` — the same without racing (recommends its best observation), to show
-  what the racing layer buys.
+* ``hone`` — what ``hone tune --sampler auto`` searches with (multivariate grouped TPE,
+  ordered ints, 10 random starts); recommends its best observation (the real ``hone tune``
+  then confirms the top candidates against the baseline, which is not modelled here).
+* ``hone+race`` — a candidate layer of ours, measured and NOT kept (it lost): while
+  replicates show noise, every 4th evaluation re-measures the incumbent (enqueued, so the
+  sampler sees it too); the recommendation is the best *pessimistic* mean
+  (mean·(1 + cv/√k)), so a config measured once and lucky does not beat a re-measured one.
 
 Reported per problem: evaluations until the recommended config is within 5% of the optimum
 (median over seeds; "–" when fewer than half the seeds got there within the budget) and the
@@ -57,18 +60,20 @@ def noisy(problem: Problem, cfg: dict[str, Any], rng: np.random.Generator, noise
     return problem.value(cfg) * (1.0 + noise * rng.standard_normal()) if noise else problem.value(cfg)
 
 
-def _distributions(problem: Problem) -> dict[str, optuna.distributions.BaseDistribution]:
+def _distributions(problem: Problem,
+                   lists_as_categories: bool = False) -> dict[str, optuna.distributions.BaseDistribution]:
     out: dict[str, optuna.distributions.BaseDistribution] = {}
     for name, (kind, values) in problem.space.items():
-        if kind == "categorical":
+        if kind == "categorical" or (lists_as_categories and kind == "ordinal"):
             out[name] = optuna.distributions.CategoricalDistribution(values)
         else:  # ordinal or int: searched as an ordered index (what hone.tune.space does)
             out[name] = optuna.distributions.IntDistribution(0, len(values) - 1)
     return out
 
 
-def _decode(problem: Problem, params: dict[str, Any]) -> dict[str, Any]:
-    return {n: (params[n] if kind == "categorical" else values[params[n]])
+def _decode(problem: Problem, params: dict[str, Any], lists_as_categories: bool = False) -> dict[str, Any]:
+    return {n: (params[n] if kind == "categorical" or (lists_as_categories and kind == "ordinal")
+                else values[params[n]])
             for n, (kind, values) in problem.space.items()}
 
 
@@ -86,10 +91,10 @@ def run_random(problem: Problem, seed: int, budget: int, noise: float) -> list[d
 
 
 def _run_optuna(problem: Problem, seed: int, budget: int, noise: float, sampler: optuna.samplers.BaseSampler,
-                race: bool) -> list[dict[str, Any]]:
+                race: bool, lists_as_categories: bool = False) -> list[dict[str, Any]]:
     obs_rng = np.random.default_rng(seed + 10_000)
     study = optuna.create_study(sampler=sampler)
-    dists = _distributions(problem)
+    dists = _distributions(problem, lists_as_categories)
     history: dict[str, list[float]] = {}
     cfgs: dict[str, dict[str, Any]] = {}
     recs: list[dict[str, Any]] = []
@@ -102,7 +107,7 @@ def _run_optuna(problem: Problem, seed: int, budget: int, noise: float, sampler:
             if len(history[inc]) < 6:
                 study.enqueue_trial(study_params[inc])
         trial = study.ask(dists)
-        cfg = _decode(problem, trial.params)
+        cfg = _decode(problem, trial.params, lists_as_categories)
         key = json.dumps(cfg, sort_keys=True, default=str)
         y = noisy(problem, cfg, obs_rng, noise)
         study.tell(trial, y)
@@ -142,16 +147,22 @@ def run_tpe(problem: Problem, seed: int, budget: int, noise: float) -> list[dict
     return _run_optuna(problem, seed, budget, noise, optuna.samplers.TPESampler(seed=seed), race=False)
 
 
+def run_tpe_cat(problem: Problem, seed: int, budget: int, noise: float) -> list[dict[str, Any]]:
+    """Optuna's TPE as a user would call it: value lists via suggest_categorical."""
+    return _run_optuna(problem, seed, budget, noise, optuna.samplers.TPESampler(seed=seed), race=False,
+                       lists_as_categories=True)
+
+
 def _hone_sampler(seed: int) -> optuna.samplers.BaseSampler:
     return optuna.samplers.TPESampler(seed=seed, n_startup_trials=10, multivariate=True, group=True,
                                       warn_independent_sampling=False)
 
 
-def run_hone(problem: Problem, seed: int, budget: int, noise: float) -> list[dict[str, Any]]:
+def run_hone_race(problem: Problem, seed: int, budget: int, noise: float) -> list[dict[str, Any]]:
     return _run_optuna(problem, seed, budget, noise, _hone_sampler(seed), race=True)
 
 
-def run_hone_norace(problem: Problem, seed: int, budget: int, noise: float) -> list[dict[str, Any]]:
+def run_hone(problem: Problem, seed: int, budget: int, noise: float) -> list[dict[str, Any]]:
     return _run_optuna(problem, seed, budget, noise, _hone_sampler(seed), race=False)
 
 
@@ -188,7 +199,8 @@ def run_atune(problem: Problem, seed: int, budget: int, noise: float) -> list[di
 
 
 METHODS: dict[str, Callable[[Problem, int, int, float], list[dict[str, Any]]]] = {
-    "hone": run_hone, "hone-norace": run_hone_norace, "tpe": run_tpe, "atune": run_atune, "random": run_random,
+    "hone": run_hone, "hone+race": run_hone_race, "tpe": run_tpe, "tpe-cat": run_tpe_cat, "atune": run_atune,
+    "random": run_random,
 }
 
 
