@@ -198,7 +198,10 @@ def translate(client: LocatedYaml, server: LocatedYaml) -> dict[str, Any]:
     return {
         "name": str(c.get("project") or s.get("project") or Path(client.path).stem),
         "description": f"A-Tune pair {client.path} + {server.path} (engine {engine})",
-        "benchmark": {"command": str(c["benchmark"]), "shell": True, "timeout": 3600, "repeats": 3},
+        # cwd: A-Tune runs the benchmark where the client file is; keep that when the
+        # translated spec is saved elsewhere (the state directory, for `hone apply`)
+        "benchmark": {"command": str(c["benchmark"]), "shell": True, "timeout": 3600, "repeats": 3,
+                      "cwd": str(Path(client.path).resolve().parent)},
         "metrics": [metric_from_evaluation(ev, i, client) for i, ev in enumerate(evaluations)],
         "knobs": [knob_from_object(o, i, server, s) for i, o in enumerate(objects)],
         "tune": tune,
