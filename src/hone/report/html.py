@@ -55,7 +55,8 @@ def resolve_study(target: str, storage: str | None = None) -> tuple[optuna.Study
 
 
 def _fig_html(fig: go.Figure, first: bool, div_id: str) -> str:
-    fig.update_layout(height=420, margin={"l": 60, "r": 30, "t": 50, "b": 50})
+    # plot_slice sets a fixed width per knob; let every figure fit the page instead
+    fig.update_layout(height=420, width=None, autosize=True, margin={"l": 60, "r": 30, "t": 50, "b": 50})
     return fig.to_html(full_html=False, include_plotlyjs=bool(first), div_id=div_id)
 
 
@@ -119,8 +120,11 @@ def _summary_html(doc: dict[str, Any] | None) -> str:
     if not doc:
         return "<p class=note>No result stored for this study yet (still running, or interrupted).</p>"
     rows = []
-    base = doc.get("baseline") or {}
-    rec = doc.get("recommended_metrics") or {}
+    # Both columns from the same interleaved confirmation rounds (the search-phase baseline
+    # was measured at another time and is not comparable run for run).
+    best = doc.get("best_candidate") or {}
+    base = best.get("baseline_means") or doc.get("baseline") or {}
+    rec = doc.get("recommended_metrics") or best.get("means") or {}
     for name, b in base.items():
         r = rec.get(name)
         rows.append(f"<tr><td class=l>{html.escape(name)}</td><td>{_fmt(b)}</td><td>{_fmt(r) if r is not None else '–'}"
@@ -138,8 +142,9 @@ def _summary_html(doc: dict[str, Any] | None) -> str:
         f"<p class=verdict>Verdict: {verdict} {html.escape(ci_text)}</p>"
         f"<p>Recommendation:<br>{rec_text}</p>"
         + (f"<p>Apply with: <code>{html.escape(cmd)}</code></p>" if cmd else "")
-        + "<table id=baseline-vs-winner><tr><th class=l>metric</th><th>baseline (mean)</th>"
-        "<th>recommendation (confirmation mean)</th></tr>" + "".join(rows) + "</table>"
+        + "<table id=baseline-vs-winner><tr><th class=l>metric</th><th>baseline</th>"
+        f"<th>{'recommendation' if recommended else 'best candidate'}</th></tr>" + "".join(rows) + "</table>"
+        "<p class=note>means over the interleaved confirmation rounds</p>"
         f"<p class=note>objective: {html.escape(str((doc.get('objective') or {}).get('label', '')))}; "
         f"trials: {doc.get('trials')} ({doc.get('failed_trials')} failed); seed {doc.get('seed')}; "
         f"sampler {html.escape(str(doc.get('sampler')))}</p>"
