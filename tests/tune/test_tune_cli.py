@@ -131,3 +131,13 @@ def test_sigterm_restores_knobs_and_requeues_the_trial(workload, hone, state_dir
     study = optuna.load_study(study_name="t", storage=f"sqlite:///{state_dir / 'studies.db'}")
     assert not study.get_trials(states=(TrialState.RUNNING,))
     assert len(study.get_trials(states=(TrialState.WAITING,))) == 1
+
+
+def test_same_seed_and_same_measurements_give_the_same_suggestions(workload, hone, state_dir):
+    spec = write_workload(workload, trials=6)  # the tiny benchmark is deterministic
+    for name in ("a", "b"):
+        res = hone("tune", spec, "--study", name, "--seed", "11", "--confirm", "0")
+        assert res.code == 0, res.err + res.out
+    storage = f"sqlite:///{state_dir / 'studies.db'}"
+    a, b = (optuna.load_study(study_name=n, storage=storage).get_trials() for n in ("a", "b"))
+    assert [t.params for t in a] == [t.params for t in b]
