@@ -40,6 +40,8 @@ def test_tune_finds_confirmed_winner_and_restores_every_knob(workload, hone, sta
     assert "nothing changed" in hone("status").out
     assert "trial 8/8" in res.out and "Recommendation (confirmed)" in res.out
     assert "hone apply" in res.out and (workload / "r.html").exists()
+    shown = hone("report", workload / "r.json")  # re-rendered from the result, nothing re-run
+    assert shown.code == 0 and "faster" in shown.out and "Recommendation (confirmed)" in shown.out
     # trial user attrs keep raw repeats, CPU/wall, exit status and the fingerprint
     study = optuna.load_study(study_name="s1", storage=doc["storage"])
     t = study.get_trials(states=(TrialState.COMPLETE,))[0]

@@ -17,7 +17,7 @@ from hone.errors import HoneError
 from hone.report import csv as csv_report
 from hone.report import json as json_report
 from hone.report import markdown as md_report
-from hone.report import terminal
+from hone.report import terminal, tune_terminal
 from hone.report.base import format_family, load_result, write_text
 
 # format family → {output kind → render(data)}; "terminal" returns a rich renderable.
@@ -28,8 +28,9 @@ RENDERERS: dict[str, dict[str, Callable[[dict[str, Any]], Any]]] = {
         "csv": csv_report.render,
         "json": json_report.render,
     },
+    "hone-tune": {"terminal": tune_terminal.render, "json": json_report.render},
 }
-SUPPORTED_VERSIONS = {"hone-compare": {1}}
+SUPPORTED_VERSIONS = {"hone-compare": {1}, "hone-tune": {1}}
 
 
 @main.command("report")
