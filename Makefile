@@ -11,7 +11,7 @@ demo: setup
 
 test: setup
 	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/python -m pytest -q tests
+	$(VENV)/bin/python -m pytest -q --durations=25 tests
 
 bench: setup
 	$(VENV)/bin/python benchmarks/stats_calibration.py
