@@ -18,7 +18,7 @@ from optuna.samplers import BaseSampler
 
 from hone.errors import HoneError
 
-SAMPLERS = ("auto", "tpe", "gp", "cmaes", "qmc", "random", "grid", "nsga2")
+SAMPLERS = ("auto", "tpe", "local", "gp", "cmaes", "qmc", "random", "grid", "nsga2")
 ConstraintsFunc = Callable[[optuna.trial.FrozenTrial], Sequence[float]]
 
 
@@ -78,8 +78,24 @@ def make_sampler(
     if name == "grid":
         if not distributions:
             raise HoneError("--sampler grid needs the search space")
-        return optuna.samplers.GridSampler(_grid(distributions), seed=seed)
+        return _AskTellGridSampler(_grid(distributions), seed=seed)
+    if name == "local":
+        from hone.tune.local import LocalRefineSampler
+
+        return LocalRefineSampler(
+            make_sampler("tpe", seed=seed, n_trials=n_trials, constraints_func=constraints_func,
+                         random_starts=random_starts),
+            seed=seed, n_startup_trials=n_startup, constraints_func=constraints_func,
+        )
     raise HoneError(f"unknown sampler {name!r} (expected one of {', '.join(SAMPLERS)})")
+
+
+class _AskTellGridSampler(optuna.samplers.GridSampler):
+    """Optuna's GridSampler calls ``study.stop()`` once the grid is used up, which raises
+    outside ``study.optimize``; hone's ask/tell loop stops at its own trial budget."""
+
+    def after_trial(self, study: Any, trial: Any, state: Any, values: Any) -> None:
+        return None
 
 
 def _grid(distributions: dict[str, BaseDistribution]) -> dict[str, list[Any]]:
