@@ -22,8 +22,21 @@ def state_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """Downloaded and unpacked artefacts (glibc packages, sources): ``<state>/cache``."""
-    path = state_dir() / "cache"
+    """Downloads and unpacked artefacts shared by every run on this machine (glibc
+    packages, package lists): ``$HONE_CACHE_DIR``, else ``/var/cache/hone`` for root, else
+    ``$XDG_CACHE_HOME/hone`` (default ``~/.cache/hone``). Created on demand.
+
+    Not under the state directory: tests and CI give every run its own
+    ``HONE_STATE_DIR``, and a download should happen once per machine, not once per run.
+    """
+    env = os.environ.get("HONE_CACHE_DIR")
+    if env:
+        path = Path(env)
+    elif os.geteuid() == 0:
+        path = Path("/var/cache/hone")
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        path = Path(xdg) / "hone"
     path.mkdir(parents=True, exist_ok=True)
     return path
 

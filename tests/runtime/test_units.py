@@ -89,7 +89,7 @@ def test_mirror_comes_from_system_sources_not_security(tmp_path: Path, monkeypat
 
 
 def test_cache_dir_honours_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from hone.runtime.cache import runtime_cache_dir
+    from hone.paths import cache_dir
 
     monkeypatch.setenv("HONE_CACHE_DIR", str(tmp_path / "c"))
-    assert runtime_cache_dir() == tmp_path / "c" and (tmp_path / "c").is_dir()
+    assert cache_dir() == tmp_path / "c" and (tmp_path / "c").is_dir()

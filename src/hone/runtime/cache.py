@@ -11,29 +11,15 @@ import fcntl
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
-
-def runtime_cache_dir() -> Path:
-    """``$HONE_CACHE_DIR``, else ``/var/cache/hone`` for root, else
-    ``$XDG_CACHE_HOME/hone`` (default ``~/.cache/hone``). Created on demand."""
-    env = os.environ.get("HONE_CACHE_DIR")
-    if env:
-        path = Path(env)
-    elif os.geteuid() == 0:
-        path = Path("/var/cache/hone")
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        path = Path(xdg) / "hone"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+from hone.paths import cache_dir
 
 
 @contextmanager
 def cache_lock(name: str) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``<cache>/<name>.lock`` (blocking): two hone
     processes fetching the same package wait for each other instead of racing."""
-    path = runtime_cache_dir() / f"{name}.lock"
+    path = cache_dir() / f"{name}.lock"
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

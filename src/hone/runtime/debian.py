@@ -16,8 +16,9 @@ import time
 from pathlib import Path
 
 from hone.errors import CapabilityError, HoneError
+from hone.paths import cache_dir
 from hone.run.process import run_process
-from hone.runtime.cache import cache_lock, runtime_cache_dir
+from hone.runtime.cache import cache_lock
 
 #: Package lists older than this are fetched again before a lookup (seconds).
 LISTS_MAX_AGE_S = 7 * 24 * 3600
@@ -72,7 +73,7 @@ class SuiteRepo:
             raise HoneError(f"not a Debian suite name: {suite!r}")
         self.suite = suite
         self.mirror = mirror or mirror_uri()
-        self.root = runtime_cache_dir() / "debian" / suite
+        self.root = cache_dir() / "debian" / suite
         self.lists = self.root / "lists"
         self.apt_cache = self.root / "apt-cache"
         self.debs = self.root / "debs"

@@ -10,7 +10,8 @@ from functools import cached_property
 from pathlib import Path
 
 from hone.errors import HoneError
-from hone.runtime.cache import cache_lock, runtime_cache_dir
+from hone.paths import cache_dir
+from hone.runtime.cache import cache_lock
 from hone.runtime.debian import SuiteRepo, unpack_deb
 from hone.runtime.elf import version_definitions, version_key
 
@@ -129,7 +130,7 @@ def obtain_glibc(which: str) -> GlibcInstall:
             raise HoneError(f"unknown glibc version {which!r}",
                             hint=f"known: {known}; or a Debian suite name, or a directory")
     deb = SuiteRepo(suite).fetch("libc6")
-    dest = runtime_cache_dir() / "glibc" / deb.stem
+    dest = cache_dir() / "glibc" / deb.stem
     with cache_lock(f"glibc-{deb.stem}"):
         unpack_deb(deb, dest)
     install = from_directory(dest, origin=f"Debian {suite} {deb.name}")
