@@ -1,4 +1,4 @@
-.PHONY: setup demo test bench lint clean
+.PHONY: setup demo test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose lint clean
 VENV := .venv
 HONE := $(VENV)/bin/hone
 export PATH := $(CURDIR)/$(VENV)/bin:$(HOME)/.cargo/bin:$(PATH)
@@ -13,11 +13,25 @@ test: setup
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/python -m pytest -q --durations=25 tests
 
-bench: setup
+# `make bench` runs the quick figures (~10 min); the others take longer or need root.
+bench: bench-stats bench-tuning
+
+bench-stats: setup
 	$(VENV)/bin/python benchmarks/stats_calibration.py
+
+bench-tuning: setup
 	$(VENV)/bin/python benchmarks/tuning/run.py --methods hone hone+race tpe random --tag fast
 	$(VENV)/bin/python benchmarks/tuning/run.py --methods atune --budget 30 --tag atune
 	$(VENV)/bin/python benchmarks/tuning/run.py --merge benchmarks/tuning/results-fast.json benchmarks/tuning/results-atune.json $(wildcard benchmarks/tuning/results-opentuner.json)
+
+bench-fleet: setup          # real PostgreSQL, root, ~10 min
+	$(VENV)/bin/python benchmarks/fleet.py
+
+bench-pgo: setup            # builds Lua, zstd and a Rust crate many times, 30-60 min
+	$(VENV)/bin/python benchmarks/pgo/run.py
+
+bench-diagnose: setup
+	$(VENV)/bin/python benchmarks/diagnose_calibration.py
 
 lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks
