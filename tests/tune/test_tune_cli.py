@@ -143,3 +143,16 @@ def test_same_seed_and_same_measurements_give_the_same_suggestions(workload, hon
     storage = f"sqlite:///{state_dir / 'studies.db'}"
     a, b = (optuna.load_study(study_name=n, storage=storage).get_trials() for n in ("a", "b"))
     assert [t.params for t in a] == [t.params for t in b]
+
+
+
+def test_local_sampler_runs_and_resumes(workload, hone, state_dir):
+    # determinism of --sampler local is unit-tested (tests/tune/test_local_sampler.py)
+    spec = write_workload(workload, trials=7)  # startup 4: trials 5 (after the resume) is a local move
+    args = ("tune", spec, "--study", "c", "--seed", "11", "--confirm", "0", "--sampler", "local")
+    res = hone(*args, "--trials", "5")
+    assert res.code == 0, res.err + res.out
+    res = hone(*args, "--resume")
+    assert res.code == 0, res.err + res.out
+    c = optuna.load_study(study_name="c", storage=f"sqlite:///{state_dir / 'studies.db'}").get_trials()
+    assert len(c) == 7 and all(t.state == TrialState.COMPLETE for t in c)

@@ -4,7 +4,9 @@
 of random trials proportional to the budget; the tuning benchmark
 (``benchmarks/tuning/``) is where that choice is measured. ``gp`` needs PyTorch (Optuna's
 GPSampler); ``cmaes`` needs the ``cmaes`` package and handles only numeric knobs itself
-(categoricals fall back to independent random sampling inside Optuna).
+(categoricals fall back to independent random sampling inside Optuna). ``local`` is TPE
+plus local moves around the incumbent (``hone.tune.local``): opt-in, because in the benchmark
+it wins on smooth ordered spaces but loses on the measured zlib table and under noise.
 """
 
 from __future__ import annotations
@@ -82,10 +84,14 @@ def make_sampler(
     if name == "local":
         from hone.tune.local import LocalRefineSampler
 
+        # measured in benchmarks/tuning (results.md): 5 random starts, TPE alone until trial
+        # 20 (or half the budget), then every 2nd trial a local move around the incumbent
+        n_local_startup = n_startup if random_starts is not None else max(4, min(5, n_trials // 5))
         return LocalRefineSampler(
             make_sampler("tpe", seed=seed, n_trials=n_trials, constraints_func=constraints_func,
-                         random_starts=random_starts),
-            seed=seed, n_startup_trials=n_startup, constraints_func=constraints_func,
+                         random_starts=n_local_startup),
+            seed=seed, n_startup_trials=n_local_startup, constraints_func=constraints_func,
+            local_from=min(20, n_trials // 2),
         )
     raise HoneError(f"unknown sampler {name!r} (expected one of {', '.join(SAMPLERS)})")
 
