@@ -27,8 +27,8 @@ Methods:
   another choice for categoricals). Opt-in, NOT the default: chosen among the variants
   below on seeds 0–19, it did not hold up on fresh seeds 20–39 (``--seed0 20``; see
   results.md). Variants measured on the way: ``hone-s5`` (TPE with 5 random starts, no
-  local moves), ``hone-local[3]`` (local moves from the end of 10 random starts, every
-  2nd/3rd trial), ``hone-local-s5`` / ``hone-local3-s5`` (5 starts, local from trial 5),
+  local moves), ``hone-local-s10`` / ``hone-local3`` (local moves from the end of 10 random
+  starts, every 2nd/3rd trial), ``hone-local-s5`` / ``hone-local3-s5`` (5 starts, local from trial 5),
   ``-sm`` (incumbent ranked by its value averaged with its close neighbours', a noise
   guard), ``hone-local-late`` (= ``hone-local``).
 
@@ -227,6 +227,7 @@ METHODS: dict[str, Callable[[Problem, int, int, float], list[dict[str, Any]]]] =
     "hone-local": lambda p, s, b, n: _run_optuna(p, s, b, n, make_sampler("local", seed=s, n_trials=b), race=False),
     "hone-local3": lambda p, s, b, n: run_hone_local(p, s, b, n, period=3),
     "hone-local-s5": lambda p, s, b, n: run_hone_local(p, s, b, n, startup=5),
+    "hone-local-s10": run_hone_local,
     "hone-local-late": lambda p, s, b, n: run_hone_local(p, s, b, n, startup=5, local_from=20),
     "hone-s5": lambda p, s, b, n: _run_optuna(p, s, b, n, optuna.samplers.TPESampler(
         seed=s, n_startup_trials=5, multivariate=True, group=True, warn_independent_sampling=False), race=False),
