@@ -82,7 +82,7 @@ def run_spec(
         configurator = Configurator(loaded)
         problems: list[str] = []
         try:
-            config = {**{k: v for k, v in configurator.current_values().items()}, **values}
+            config = {**configurator.current_values(), **values}
             ctx = configurator.apply(values)
             for i in range(warmup):
                 m = run_once(loaded, ctx)
