@@ -33,9 +33,9 @@ from scipy import stats as sps
 from hone.run.benchmark import Measurement
 from hone.run.process import run_process
 from hone.run.schedule import Variant, run_interleaved
-from hone.stats.paired import compare_paired, location_se
+from hone.stats.paired import HEAVY_TAIL, compare_paired, location_se, resolve_estimator
 
-ESTIMATOR = "trimmed"  # what `hone compare` uses by default
+ESTIMATOR = "auto"  # what `hone compare` uses by default
 SPIN_C = r"""
 #include <stdlib.h>
 int main(int argc, char **argv) {
@@ -86,19 +86,10 @@ def rate_line(label: str, k: int, n: int) -> str:
     return f"{label}: {k}/{n} = {k / n:.1%}  (95% CI {lo:.1%}–{hi:.1%})"
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pool-rounds", type=int, default=400, help="interleaved rounds measured (default 400)")
-    ap.add_argument("--sequential-runs", type=int, default=120, help="runs per block of the A-then-A' pool")
-    ap.add_argument("--experiments", type=int, default=500, help="experiments per figure (default 500)")
-    ap.add_argument("--aa-rounds", type=int, default=20, help="rounds per A/A experiment (default 20)")
-    ap.add_argument("--target-ms", type=float, default=15.0, help="CPU time per run of A, in ms")
-    ap.add_argument("--seed", type=int, default=2026)
-    args = ap.parse_args()
-    threshold, alpha = 0.01, 0.05
-    t0 = time.perf_counter()
-    load_start = os.getloadavg()[0]
-
+def measure_pools(args: argparse.Namespace) -> tuple[dict[str, np.ndarray], tuple[np.ndarray, np.ndarray],
+                                                      list[list[str]]]:
+    """Measure the interleaved pool (A, A', B per round) and the sequential contrast pool
+    (all A, then all A'); CPU seconds, NaN for a failed run."""
     with tempfile.TemporaryDirectory(prefix="hone-calib-") as tmp:
         spin = build_spin(Path(tmp))
         # Size the loop for ~target-ms of CPU, then make B exactly 2% more *total* CPU
@@ -116,14 +107,44 @@ def main() -> int:
                     command_variant("B", [*spin, str(n_b)])]
         pool = run_interleaved(variants, rounds=args.pool_rounds, warmup=2, seed=args.seed)
         cpu = {k: np.array([m.cpu_s if m.ok else math.nan for m in v]) for k, v in pool.runs.items()}
-        failed = sum(int(np.isnan(v).sum()) for v in cpu.values())
 
         # The contrast: no interleaving, all A then all A'.
         seq_a = [variants[0].run() for _ in range(args.sequential_runs)]
         seq_a2 = [variants[1].run() for _ in range(args.sequential_runs)]
-    seq = (np.array([m.cpu_s for m in seq_a]), np.array([m.cpu_s for m in seq_a2]))
+    return cpu, (np.array([m.cpu_s for m in seq_a]), np.array([m.cpu_s for m in seq_a2])), pool.order
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pool-rounds", type=int, default=400, help="interleaved rounds measured (default 400)")
+    ap.add_argument("--sequential-runs", type=int, default=120, help="runs per block of the A-then-A' pool")
+    ap.add_argument("--experiments", type=int, default=500, help="experiments per figure (default 500)")
+    ap.add_argument("--aa-rounds", type=int, default=20, help="rounds per A/A experiment (default 20)")
+    ap.add_argument("--target-ms", type=float, default=15.0, help="CPU time per run of A, in ms")
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--save-pool", type=Path, help="write the measured pools (CPU seconds) to this .npz")
+    ap.add_argument("--load-pool", type=Path, help="re-analyse pools saved by --save-pool instead of measuring")
+    args = ap.parse_args()
+    threshold, alpha = 0.01, 0.05
+    t0 = time.perf_counter()
+    load_start = os.getloadavg()[0]
+
+    if args.load_pool:
+        saved = np.load(args.load_pool)
+        cpu = {k: saved[f"cpu_{i}"] for i, k in enumerate(("A", "A'", "B"))}
+        seq = (saved["seq_a"], saved["seq_a2"])
+        orders = [str(o).split(",") for o in saved["order"]]
+        load_start, load_end = (float(x) for x in saved["load"])
+        args.pool_rounds, args.sequential_runs = len(cpu["A"]), len(seq[0])
+        print(f"pools loaded from {args.load_pool}")
+    else:
+        cpu, seq, orders = measure_pools(args)
+        load_end = os.getloadavg()[0]
+        if args.save_pool:
+            np.savez(args.save_pool, cpu_0=cpu["A"], cpu_1=cpu["A'"], cpu_2=cpu["B"], seq_a=seq[0], seq_a2=seq[1],
+                     order=np.array([",".join(o) for o in orders]), load=np.array([load_start, load_end]))
+    failed = sum(int(np.isnan(v).sum()) for v in cpu.values())
     measured = time.perf_counter() - t0
-    load_end = os.getloadavg()[0]
 
     rng = random.Random(args.seed)
     cv_a, cv_a2, cv_b = (float(np.nanstd(cpu[k]) / np.nanmean(cpu[k])) for k in ("A", "A'", "B"))
@@ -139,11 +160,12 @@ def main() -> int:
     print(f"pool A'/A mean log ratio {aa_bias * 100:+.2f}% ± {aa_se * 100:.2f}% (SE): a chance offset of the pool "
           f"is shared by every resampled A/A experiment, so it can only raise the false rate below")
     print(f"run order: interleaved, every round A, A', B once in a fresh random order (seed {args.seed}); "
-          f"first rounds: {' | '.join(','.join(o) for o in pool.order[:5])} …")
+          f"first rounds: {' | '.join(','.join(o) for o in orders[:5])} …")
     print(f"experiments resample real measured rounds from that pool (without replacement within an "
-          f"experiment; rounds keep their pairing); verdict rule: CI excludes 0, Wilcoxon p < {alpha}, "
-          f"|effect| ≥ {threshold:.0%}; ratio = 20% trimmed geometric mean (hone compare's default), "
-          f"BCa bootstrap 2000 resamples")
+          f"experiment; rounds keep their pairing); verdict rule: CI excludes 0, rank-test p < {alpha}, "
+          f"|effect| ≥ {threshold:.0%}; estimator {ESTIMATOR} (hone compare's default: per experiment, the median "
+          f"+ exact CI + sign test when its rounds' tail ratio > {HEAVY_TAIL}, else the 20% trimmed mean + BCa "
+          f"bootstrap CI (2000 resamples) + Wilcoxon)")
 
     rounds_idx = list(range(args.pool_rounds))
 
@@ -199,11 +221,15 @@ def main() -> int:
     # Rounds for 80% power at this noise: ((z_{1-α/2} + z_0.8)·sd/effect)², with sd the
     # spread the trimmed estimator sees (its standard error x √n over the whole pool).
     pool_lr = np.log(cpu["B"] / cpu["A"])
-    sd_robust = location_se(pool_lr[np.isfinite(pool_lr)], ESTIMATOR) * math.sqrt(np.isfinite(pool_lr).sum())
+    pool_lr = pool_lr[np.isfinite(pool_lr)]
+    used, tails = resolve_estimator(pool_lr, ESTIMATOR)
+    sd_robust = location_se(pool_lr, used) * math.sqrt(pool_lr.size)
     effect, z = math.log1p(0.02), sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(0.8)
     need = (z * sd_robust / effect) ** 2
-    print(f"  at this noise (robust per-round log-ratio sd {sd_robust:.3f}, plain sd {sd_pair:.3f}) 80% power for "
-          f"2% needs about {math.ceil(need)} rounds (normal approximation, ignoring the ≥ {threshold:.0%} rule); "
+    print(f"  at this noise (whole pool: tail ratio {tails:.2f} → {used}; its sd-equivalent {sd_robust:.3f}, plain sd "
+          f"{sd_pair:.3f}) 80% power for "
+          f"2% needs about {math.ceil(need)} rounds (large-N approximation, ignoring the ≥ {threshold:.0%} rule; "
+          f"small-N exact tests need more, see above); "
           f"40 rounds reach it only when that sd "
           f"is ≤ {effect * math.sqrt(40) / z:.3f}")
     print(f"\nmeasuring {measured:.0f} s, total {time.perf_counter() - t0:.0f} s")

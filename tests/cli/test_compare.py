@@ -91,7 +91,8 @@ def test_failing_variant_is_reported_not_hidden(hone, spin: str) -> None:  # typ
 
 def test_report_rerenders_the_export_without_rerunning(hone, spin: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out, md = tmp_path / "r.json", tmp_path / "r.md"
-    r = hone("compare", f"{spin} 1000000", f"{spin} 2000000", "--rounds", "6", "--warmup", "0",
+    # ~10 ms of CPU each: sub-millisecond commands can read as "not CPU-bound" on a busy VM.
+    r = hone("compare", f"{spin} 20000000", f"{spin} 40000000", "--rounds", "6", "--warmup", "0",
              "--export-json", out, "--export-markdown", md)
     assert r.code == 0, r.err
     again = hone("report", out, "--markdown", "-")

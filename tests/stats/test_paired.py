@@ -8,11 +8,16 @@ import numpy as np
 import pytest
 
 from hone.stats.paired import (
+    HEAVY_TAIL,
+    PairedComparison,
     compare_paired,
     log_ratios,
+    median_ci,
     min_rounds_for_alpha,
     minimal_detectable_log_effect,
     opt_over_default_pct,
+    sign_test_p,
+    tail_ratio,
 )
 from hone.stats.summary import summarize
 
@@ -141,4 +146,68 @@ def test_trimmed_estimator_ignores_a_wrecked_round() -> None:
 
 def test_unknown_estimator_raises() -> None:
     with pytest.raises(ValueError, match="estimator"):
-        compare_paired([1.0] * 6, [1.0] * 6, estimator="median")  # type: ignore[arg-type]
+        compare_paired([1.0] * 6, [1.0] * 6, estimator="hodges")  # type: ignore[arg-type]
+
+
+def _regime_rounds(n: int, effect: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rounds like CPU time on this VM: pairs agree within ~1.5%, but a quarter of the
+    rounds straddle a host speed change and are off by ±10–25%."""
+    rng = np.random.default_rng(seed)
+    ref = np.full(n, 0.015)
+    lr = effect + rng.normal(0, 0.015, n)
+    wild = rng.random(n) < 0.25
+    lr[wild] += rng.choice([-1, 1], wild.sum()) * rng.uniform(0.10, 0.25, wild.sum())
+    return ref, ref * np.exp(lr)
+
+
+def test_tail_ratio_is_one_for_normal_and_large_for_regime_switches() -> None:
+    rng = np.random.default_rng(0)
+    assert tail_ratio(rng.normal(0, 1, 20000)) == pytest.approx(1.0, abs=0.03)
+    assert tail_ratio(rng.laplace(0, 1, 20000)) == pytest.approx(1.376, abs=0.05)
+    ref, cand = _regime_rounds(400, 0.0, 1)
+    assert tail_ratio(np.log(cand / ref)) > HEAVY_TAIL
+    # Depends on |x| only: flipping signs does not change it (why auto keeps its level).
+    x = rng.laplace(0, 1, 50)
+    assert tail_ratio(x) == tail_ratio(-np.abs(x))
+
+
+def test_auto_picks_median_for_heavy_tails_and_trimmed_for_normal_rounds() -> None:
+    ref, cand = _regime_rounds(40, 0.02, 2)
+    heavy = compare_paired(ref, cand, estimator="auto")
+    assert heavy.estimator == "median" and heavy.tail_ratio > HEAVY_TAIL
+    rng = np.random.default_rng(3)
+    calm = compare_paired(np.ones(40), np.exp(rng.normal(0.02, 0.02, 40)), estimator="auto")
+    assert calm.estimator == "trimmed" and calm.tail_ratio <= HEAVY_TAIL
+    assert PairedComparison.from_dict(heavy.to_dict()) == heavy
+
+
+def test_median_detects_two_percent_through_regime_outliers_where_trimmed_mean_does_not() -> None:
+    hits = {"median": 0, "trimmed": 0}
+    for seed in range(40):
+        ref, cand = _regime_rounds(30, math.log(1.02), seed)
+        for est in hits:
+            hits[est] += compare_paired(ref, cand, estimator=est).verdict == "slower"  # type: ignore[arg-type]
+    assert hits["median"] >= 34 and hits["median"] > hits["trimmed"] + 5
+
+
+def test_auto_false_positive_rate_stays_near_alpha_on_identical_commands() -> None:
+    false = 0
+    for seed in range(200):
+        ref, cand = _regime_rounds(20, 0.0, 1000 + seed)
+        false += compare_paired(ref, cand, estimator="auto", n_resamples=500).verdict in ("faster", "slower")
+    assert false <= 16  # 5% of 200 is 10; allow the binomial spread
+
+
+def test_median_ci_is_exact_order_statistics_and_sign_test_matches_binomial() -> None:
+    x = np.arange(1, 21, dtype=float) / 100  # 20 positive rounds: 0.01 .. 0.20
+    lo, hi = median_ci(x, 0.95)
+    # n = 20: P(Bin(20, .5) <= 5) = 0.0207 <= 0.025 < P(<= 6) → x_(6) .. x_(15)
+    assert (lo, hi) == (0.06, 0.15)
+    assert sign_test_p(x) == pytest.approx(2 / 2**20)
+    assert sign_test_p(np.array([0.1, -0.1, 0.0, 0.0])) == 1.0
+    assert median_ci(x[:5], 0.95) == (-math.inf, math.inf)  # 5 rounds cannot give 95%
+
+
+def test_median_with_five_rounds_is_inconclusive_like_the_rank_test() -> None:
+    c = compare_paired(DEFAULT, AUTOFDO, estimator="median")
+    assert c.verdict == "inconclusive" and "sign test needs at least 6" in c.reason

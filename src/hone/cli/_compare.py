@@ -66,9 +66,11 @@ def _is_spec(path: str) -> bool:
 @click.option("--no-aslr", is_flag=True, help="Run every command under `setarch -R` (no address randomization).")
 @click.option("--shell", is_flag=True, help="Run commands through `sh -c` (default: split like a shell, no shell).")
 @click.option("--timeout", type=float, default=600.0, show_default=True, help="Seconds before a run is killed.")
-@click.option("--estimator", type=click.Choice(["trimmed", "mean"]), default="trimmed", show_default=True,
-              help="Location of the per-round log ratios: 20% trimmed mean (robust to rounds disturbed by "
-                   "other work) or plain mean (geometric mean ratio).")
+@click.option("--estimator", type=click.Choice(["auto", "median", "trimmed", "mean"]), default="auto",
+              show_default=True,
+              help="Location of the per-round log ratios: median + exact CI + sign test (heavy-tailed rounds), "
+                   "20% trimmed mean + BCa CI + Wilcoxon, plain mean (geometric mean ratio), or auto: median when "
+                   "the rounds' tails are heavy, else trimmed (docs/CONTRACTS.md).")
 @click.option("--cv-warn", type=float, default=5.0, show_default=True,
               help="Warn when a variant's stddev/mean exceeds this, in %.")
 @click.option("--export-markdown", metavar="FILE", help="Seed-000 style table (- = stdout).")

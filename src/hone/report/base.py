@@ -115,3 +115,29 @@ def sweep_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
             out.append({"value": row["sweep_value"], "variant": name, "ref_mean": rs.get("mean"),
                         "mean": vs.get("mean"), "speedup": speedup, "comparison": c})
     return out
+
+
+_METHOD_TEXT = {
+    "median": "median of per-round ratios, exact order-statistic CI, sign test p",
+    "trimmed": "20% trimmed geometric mean of per-round ratios, BCa bootstrap CI, Wilcoxon signed-rank p",
+    "mean": "geometric mean of per-round ratios, BCa bootstrap CI, Wilcoxon signed-rank p",
+}
+
+
+def ratio_method_text(data: dict[str, Any]) -> str:
+    """How the ratios of a compare result were estimated, from each comparison's
+    ``estimator`` (what ``auto`` resolved to), e.g. for the footer of a table."""
+    used: dict[str, list[str]] = {}
+    for row in data.get("rows", []):
+        for name, c in row.get("comparisons", {}).items():
+            est = c.get("estimator") or data.get("estimator") or "mean"
+            label = name if row.get("sweep_value") is None else f"{name} @ {row['sweep_value']}"
+            used.setdefault(est, []).append(label)
+    if not used:
+        return _METHOD_TEXT.get(str(data.get("estimator")), _METHOD_TEXT["mean"])
+    auto = data.get("estimator") == "auto"
+    if len(used) == 1:
+        (est,) = used
+        return _METHOD_TEXT.get(est, est) + (" (auto: heavy-tailed rounds)" if auto and est == "median" else "")
+    return "; ".join(f"{', '.join(names)}: {_METHOD_TEXT.get(est, est)}" for est, names in used.items()) + (
+        " (auto: median where the rounds' tails are heavy)" if auto else "")

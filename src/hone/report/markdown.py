@@ -11,7 +11,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from hone.report.base import ci_text, display_scale, mde_text, num, p_text, pct, row_label, sweep_rows
+from hone.report.base import (
+    ci_text,
+    display_scale,
+    mde_text,
+    num,
+    p_text,
+    pct,
+    ratio_method_text,
+    row_label,
+    sweep_rows,
+)
 
 
 def _value(run: dict[str, Any], metric: str) -> float:
@@ -97,6 +107,5 @@ def _scaled(value: float | None, factor: float) -> float | None:
 
 def _rounds_text(data: dict[str, Any]) -> str:
     n = max(len(v["runs"]) for row in data["rows"] for v in row["variants"])
-    est = "20% trimmed" if data.get("estimator") == "trimmed" else "plain"
-    return (f"{n} interleaved rounds (random order per round), {data['warmup']} warm-up; ratio = {est} geometric "
-            "mean of per-round ratios, BCa bootstrap CI, Wilcoxon signed-rank p")
+    return (f"{n} interleaved rounds (random order per round), {data['warmup']} warm-up; "
+            f"ratio = {ratio_method_text(data)}")

@@ -9,7 +9,17 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from hone.report.base import ci_text, display_scale, mde_text, num, p_text, pct, row_label, sweep_rows
+from hone.report.base import (
+    ci_text,
+    display_scale,
+    mde_text,
+    num,
+    p_text,
+    pct,
+    ratio_method_text,
+    row_label,
+    sweep_rows,
+)
 
 _VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no difference": "bold", "inconclusive": "yellow"}
 
@@ -90,8 +100,7 @@ def render(data: dict[str, Any]) -> RenderableType:
         parts.append(Text(f"warning: {w}", style="yellow"))
     n = max((len(v["runs"]) for row in data["rows"] for v in row["variants"]), default=0)
     how = (f"{n} interleaved rounds (random order per round, seed {data['seed']}), {data['warmup']} warm-up; "
-           f"metric {data['metric']}: {data.get('metric_reason') or ''}; ratio = "
-           + ("20% trimmed" if data.get("estimator") == "trimmed" else "plain") + " geometric mean of per-round ratios")
+           f"metric {data['metric']}: {data.get('metric_reason') or ''}; ratio = {ratio_method_text(data)}")
     if data.get("alpha_split"):
         split = data["alpha_split"]
         how += f"; planned extension to {data['max_rounds']} rounds, α split {split['first_look']:.3g} + " \

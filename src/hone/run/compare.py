@@ -67,7 +67,7 @@ class CompareSettings:
     shell: bool = False
     cv_warn: float = 0.05
     n_resamples: int = 2000
-    estimator: str = "trimmed"
+    estimator: str = "auto"
 
 
 @dataclass
