@@ -20,7 +20,7 @@ from optuna.samplers import BaseSampler
 
 from hone.errors import HoneError
 
-SAMPLERS = ("auto", "tpe", "local", "gp", "cmaes", "qmc", "random", "grid", "nsga2")
+SAMPLERS = ("auto", "tpe", "local", "gp", "optuna-gp", "cmaes", "qmc", "random", "grid", "nsga2")
 ConstraintsFunc = Callable[[optuna.trial.FrozenTrial], Sequence[float]]
 
 
@@ -60,12 +60,22 @@ def make_sampler(
     if name == "nsga2":
         return optuna.samplers.NSGAIISampler(seed=seed, constraints_func=constraints_func)
     if name == "gp":
+        from hone.tune.gp import HoneGPSampler
+
+        # measured in benchmarks/tuning (results.md): 5 Latin-hypercube starts
+        n_gp_startup = n_startup if random_starts is not None else max(3, min(5, n_trials // 5))
+        return HoneGPSampler(
+            seed=seed, n_startup_trials=n_gp_startup, constraints_func=constraints_func,
+            fallback=make_sampler("tpe", seed=seed, n_trials=n_trials, constraints_func=constraints_func,
+                                  random_starts=random_starts),
+        )
+    if name == "optuna-gp":
         try:
             import torch  # noqa: F401
         except ImportError:
             raise HoneError(
-                "--sampler gp needs PyTorch (Optuna's GPSampler), which is not installed",
-                hint="pip install torch, or use --sampler tpe",
+                "--sampler optuna-gp is Optuna's GPSampler, which needs PyTorch (not installed)",
+                hint="use --sampler gp (hone's own GP on scikit-learn), or pip install torch",
             ) from None
         return optuna.samplers.GPSampler(seed=seed, n_startup_trials=n_startup, constraints_func=constraints_func)
     if name == "cmaes":

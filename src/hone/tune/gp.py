@@ -1,0 +1,417 @@
+"""``--sampler gp``: Gaussian-process Bayesian optimisation on hone's encoding of the knobs.
+
+Why our own and not Optuna's ``GPSampler``: Optuna's needs PyTorch (gigabytes from PyPI, too
+heavy for hone's set-up); this one stands on scikit-learn's ``GaussianProcessRegressor``. It
+also searches the space the way hone declares it: ordered value lists and int ranges as an
+index scaled to [0, 1] (neighbouring values are near each other), ``log`` ranges in log space,
+categoricals one-hot; it estimates the measurement noise (a ``WhiteKernel`` with a floor, so
+exact measurements work too: A-Tune's GP assumes noise 1e-9); and it recommends by the
+*posterior mean* over evaluated configurations (:meth:`HoneGPSampler.rank_trials`), not by the
+luckiest single observation.
+
+The loop: a few seeded Latin-hypercube starts, then expected improvement (in log form, stable
+far from the incumbent) maximised over candidates — every configuration when the discrete
+space is small, else random points plus neighbours of the best few and a short hill-climb on
+EI. Configurations already measured or running are never suggested again (running trials of
+fleet workers enter the model as a constant liar as well). Infeasible trials (Optuna
+constraints) enter the model at the worst feasible value. Everything is a function of the
+study's trials and ``(seed, trial number)``: same seed, same observations, same suggestion.
+Multi-objective studies are handed to the ``fallback`` sampler.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import optuna
+from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution, IntDistribution
+from optuna.samplers import BaseSampler, RandomSampler
+from optuna.search_space import IntersectionSearchSpace
+from optuna.study import StudyDirection
+from optuna.trial import FrozenTrial, TrialState
+
+ConstraintsFunc = Callable[[FrozenTrial], Sequence[float]]
+ENUMERATE_LIMIT = 20_000  # discrete spaces up to this size: EI over every configuration
+N_RANDOM_CANDIDATES = 1000
+NOISE_FLOOR = 1e-6  # WhiteKernel lower bound on standardised y: exact measurements stay exact
+RERANK_TOP = 5  # the recommendation: the best posterior mean among the best-observed few
+REFIT_EVERY_UNTIL, REFIT_PERIOD = 30, 5  # kernel hyperparameters: refitted at every n ≤ 30, then every 5th
+
+
+@dataclass(frozen=True)
+class _Column:
+    """One knob in the model: ``size`` levels (0 = continuous) and how a level is encoded."""
+
+    name: str
+    dist: BaseDistribution
+    size: int  # levels of a discrete knob; 0 for a continuous float
+
+    @property
+    def categorical(self) -> bool:
+        return isinstance(self.dist, CategoricalDistribution)
+
+    def width(self) -> int:
+        return len(self.dist.choices) if self.categorical else 1  # type: ignore[attr-defined]
+
+    def to_level(self, value: Any) -> float:
+        """Param value → level (category index, step index, or [0, 1] position of a float)."""
+        d = self.dist
+        if isinstance(d, CategoricalDistribution):
+            return float(d.to_internal_repr(value))
+        if isinstance(d, IntDistribution):
+            return float((int(value) - d.low) // d.step)
+        assert isinstance(d, FloatDistribution)
+        if d.log:
+            return (math.log(value) - math.log(d.low)) / max(math.log(d.high) - math.log(d.low), 1e-12)
+        return (float(value) - d.low) / max(d.high - d.low, 1e-12)
+
+    def from_level(self, level: float) -> Any:
+        d = self.dist
+        if isinstance(d, CategoricalDistribution):
+            return d.choices[int(level)]
+        if isinstance(d, IntDistribution):
+            return d.low + int(level) * d.step
+        assert isinstance(d, FloatDistribution)
+        u = min(1.0, max(0.0, float(level)))
+        out = math.exp(math.log(d.low) + u * (math.log(d.high) - math.log(d.low))) if d.log \
+            else d.low + u * (d.high - d.low)
+        if d.step:
+            out = d.low + round((out - d.low) / d.step) * d.step
+        return float(min(d.high, max(d.low, out)))
+
+    def encode(self, levels: np.ndarray) -> np.ndarray:
+        """Levels (n,) → model inputs (n, width): one-hot, or a position in [0, 1]."""
+        d = self.dist
+        if isinstance(d, CategoricalDistribution):
+            return np.eye(len(d.choices))[levels.astype(int)]
+        if isinstance(d, IntDistribution):
+            if self.size <= 1:
+                return np.zeros((len(levels), 1))
+            if d.log:
+                vals = d.low + levels * d.step
+                return ((np.log(vals) - math.log(d.low)) / (math.log(d.high) - math.log(d.low)))[:, None]
+            return (levels / (self.size - 1))[:, None]
+        return levels[:, None].astype(float)
+
+
+def _columns(space: dict[str, BaseDistribution]) -> list[_Column]:
+    out = []
+    for name in sorted(space):
+        d = space[name]
+        if isinstance(d, CategoricalDistribution):
+            size = len(d.choices)
+        elif isinstance(d, IntDistribution):
+            size = (d.high - d.low) // d.step + 1
+        elif isinstance(d, FloatDistribution) and d.step:
+            size = 0  # stepped floats are searched as continuous and rounded on the way out
+        else:
+            size = 0
+        out.append(_Column(name, d, size))
+    return out
+
+
+def log_expected_improvement(mu: np.ndarray, sigma: np.ndarray, best: float) -> np.ndarray:
+    """log EI for minimisation (improvement = best − y), stable when EI underflows."""
+    from scipy.special import erfcx, log_ndtr
+
+    sigma = np.maximum(sigma, 1e-12)
+    z = (best - mu) / sigma
+    out = np.empty_like(z)
+    hi = z > -6
+    # h(z) = φ(z) + zΦ(z)
+    zh = z[hi]
+    h = np.exp(-0.5 * zh**2) / math.sqrt(2 * math.pi) + zh * np.exp(log_ndtr(zh))
+    out[hi] = np.log(np.maximum(h, 1e-300))
+    zl = z[~hi]
+    # far tail: h(z) = φ(z)(1 + z·√(π/2)·erfcx(−z/√2)); the bracket ≈ 1/z² − 3/z⁴
+    bracket = 1 + zl * math.sqrt(math.pi / 2) * erfcx(-zl / math.sqrt(2))
+    bracket = np.where(bracket > 1e-12, bracket, 1 / zl**2)
+    out[~hi] = -0.5 * zl**2 - 0.5 * math.log(2 * math.pi) + np.log(bracket)
+    return out + np.log(sigma)
+
+
+class HoneGPSampler(BaseSampler):
+    """Gaussian-process BO (scikit-learn) over the whole search space; see the module doc."""
+
+    def __init__(self, *, seed: int | None, n_startup_trials: int = 5,
+                 constraints_func: ConstraintsFunc | None = None,
+                 fallback: BaseSampler | None = None, log_y: bool = True,
+                 noise_floor: float = NOISE_FLOOR) -> None:
+        self._seed = int(seed) if seed is not None else int(np.random.SeedSequence().entropy % 2**32)
+        self._n_startup = max(1, n_startup_trials)
+        self._constraints_func = constraints_func
+        self._random = RandomSampler(seed=seed)
+        self._fallback = fallback
+        self._log_y = log_y
+        self._noise_floor = noise_floor
+        self._space = IntersectionSearchSpace(include_pruned=True)
+        self._fit_cache: dict[Any, Any] = {}
+
+    # -- BaseSampler ----------------------------------------------------------------------
+    def infer_relative_search_space(self, study: optuna.Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
+        if len(study.directions) != 1:
+            return self._fallback.infer_relative_search_space(study, trial) if self._fallback else {}
+        return {n: d for n, d in self._space.calculate(study).items() if not d.single()}
+
+    def sample_relative(self, study: optuna.Study, trial: FrozenTrial,
+                        search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+        from threadpoolctl import threadpool_limits
+
+        # 100×100 matrices: threaded BLAS costs more than it gains (2-4× slower on 2 busy cores)
+        with threadpool_limits(1):
+            return self._sample_relative(study, trial, search_space)
+
+    def _sample_relative(self, study: optuna.Study, trial: FrozenTrial,
+                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+        if len(study.directions) != 1:
+            return self._fallback.sample_relative(study, trial, search_space) if self._fallback else {}
+        if not search_space:
+            return {}
+        cols = _columns(search_space)
+        rng = np.random.default_rng([self._seed & 0xFFFFFFFF, trial.number, 0x6B0])
+        trials = study.get_trials(deepcopy=False)
+        data = self._observations(study, trials, cols, with_running=True, exclude=trial.number)
+        seen = {tuple(row) for row in self._levels_of(trials, cols, exclude=trial.number)}
+        if trial.number < self._n_startup or data is None or len(data[1]) < 2:
+            levels = self._startup_point(cols, trial.number, rng, seen)
+        else:
+            levels = self._ei_argmax(cols, data, rng, seen)
+        return {c.name: c.from_level(v) for c, v in zip(cols, levels, strict=True)}
+
+    def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
+                           param_distribution: BaseDistribution) -> Any:
+        if len(study.directions) != 1 and self._fallback is not None:
+            return self._fallback.sample_independent(study, trial, param_name, param_distribution)
+        return self._random.sample_independent(study, trial, param_name, param_distribution)
+
+    def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        if self._fallback is not None:
+            self._fallback.before_trial(study, trial)
+
+    def after_trial(self, study: optuna.Study, trial: FrozenTrial, state: TrialState,
+                    values: Sequence[float] | None) -> None:
+        if self._fallback is not None:
+            self._fallback.after_trial(study, trial, state, values)
+
+    def reseed_rng(self) -> None:
+        self._random.reseed_rng()
+
+    # -- recommendation ---------------------------------------------------------------------
+    def rank_trials(self, study: optuna.Study, top: int | None = None) -> list[FrozenTrial]:
+        """Completed feasible trials, best first. The best-observed few (5 or the top 10%; ``top``)
+        come first, ordered by the GP's posterior mean at their configuration (a lucky single
+        measurement sinks when its neighbours say otherwise); the rest follow by observed
+        value. Only the best-observed are re-ranked because where the model misfits a rough
+        response, its smoothed mean would otherwise promote configurations far from the
+        best measured. Without a model (multi-objective, < 2 trials): by observed value."""
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(1):
+            return self._rank_trials(study, top)
+
+    def _rank_trials(self, study: optuna.Study, top: int | None) -> list[FrozenTrial]:
+        trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        trials = [t for t in trials if self._feasible(t)]
+        if len(study.directions) != 1:
+            return trials
+        sign = 1.0 if study.direction == StudyDirection.MINIMIZE else -1.0
+        trials.sort(key=lambda t: (sign * float(t.values[0]), t.number))
+        if len(trials) < 2:
+            return trials
+        space = {n: d for n, d in IntersectionSearchSpace().calculate(study).items() if not d.single()}
+        cols = _columns(space)
+        data = self._observations(study, study.get_trials(deepcopy=False), cols, with_running=False)
+        if not cols or data is None:
+            return trials
+        gp = self._fit(cols, data)
+        k = max(RERANK_TOP, math.ceil(len(trials) / 10)) if top is None else top
+        head, tail = trials[:k], trials[k:]
+        levels = np.array([[c.to_level(t.params[c.name]) for c in cols] for t in head], dtype=float)
+        mu = gp.predict(self._encode(cols, levels))
+        order = sorted(range(len(head)), key=lambda i: (float(mu[i]), head[i].number))
+        return [head[i] for i in order] + tail
+
+    # -- internals ------------------------------------------------------------------------
+    def _feasible(self, t: FrozenTrial) -> bool:
+        return self._constraints_func is None or all(c <= 0 for c in self._constraints_func(t))
+
+    @staticmethod
+    def _levels_of(trials: list[FrozenTrial], cols: list[_Column], exclude: int = -1) -> list[list[float]]:
+        """Levels of every trial that has all knobs (complete, running, failed): not to repeat."""
+        out = []
+        for t in trials:
+            if t.number == exclude or t.state == TrialState.WAITING:
+                continue
+            if all(c.name in t.params for c in cols):
+                out.append([c.to_level(t.params[c.name]) for c in cols])
+        return out
+
+    def _observations(self, study: optuna.Study, trials: list[FrozenTrial], cols: list[_Column], *,
+                      with_running: bool, exclude: int = -1) -> tuple[np.ndarray, np.ndarray] | None:
+        """(levels, y) for the model: y minimised and standardised (log first when every value
+        is positive); infeasible trials at the worst feasible y; running ones (fleet workers)
+        at the best y so far — a constant liar: no second worker picks the same point."""
+        sign = 1.0 if study.direction == StudyDirection.MINIMIZE else -1.0
+        done, bad, running = [], [], []
+        for t in trials:
+            if t.number == exclude or not all(c.name in t.params for c in cols):
+                continue
+            if t.state == TrialState.COMPLETE and t.values and math.isfinite(t.values[0]):
+                (done if self._feasible(t) else bad).append(t)
+            elif t.state == TrialState.RUNNING and with_running:
+                running.append(t)
+        if not done:
+            return None
+        raw = np.array([float(t.values[0]) for t in done])
+        y = np.log(raw) if self._log_y and np.all(raw > 0) else raw
+        y = sign * y
+        y = (y - y.mean()) / (y.std() if y.std() > 0 else 1.0)
+        lies = [float(y.max()) + 0.5] * len(bad) + [float(y.min())] * len(running)
+        rows = [[c.to_level(t.params[c.name]) for c in cols] for t in done + bad + running]
+        return np.array(rows, dtype=float), np.concatenate([y, np.array(lies)])
+
+    @staticmethod
+    def _encode(cols: list[_Column], levels: np.ndarray) -> np.ndarray:
+        return np.hstack([c.encode(levels[:, i]) for i, c in enumerate(cols)])
+
+    def _fit(self, cols: list[_Column], data: tuple[np.ndarray, np.ndarray]) -> Any:
+        """The GP on ``data``. Kernel hyperparameters are fitted (marginal likelihood) on the
+        first m rows, m = n up to 30, then every 5th n: a function of the observations alone
+        (deterministic, resumable), at a third of the cost of refitting every time."""
+        levels, y = data
+        key = (levels.tobytes(), y.tobytes(), levels.shape)
+        if key in self._fit_cache:
+            return self._fit_cache[key]
+        n = len(y)
+        m = n if n <= REFIT_EVERY_UNTIL else n - (n - REFIT_EVERY_UNTIL) % REFIT_PERIOD
+        if m < n:
+            head = y[:m]  # re-standardised and rounded: the same input whatever n is
+            head = np.round((head - head.mean()) / (head.std() if head.std() > 0 else 1.0), 10)
+            kernel = self._gp(cols, (levels[:m], head), self._kernel(cols)).kernel_
+            gp = self._gp(cols, data, kernel, optimize=False)
+        else:
+            gp = self._gp(cols, data, self._kernel(cols))
+        if len(self._fit_cache) > 16:
+            self._fit_cache.clear()
+        self._fit_cache[key] = gp
+        return gp
+
+    def _kernel(self, cols: list[_Column]) -> Any:
+        from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
+
+        width = sum(c.width() for c in cols)
+        return ConstantKernel(1.0, (1e-2, 1e2)) * Matern(
+            length_scale=np.full(width, 0.5), length_scale_bounds=(1e-2, 1e2), nu=2.5,
+        ) + WhiteKernel(1e-2, (self._noise_floor, 1.0))
+
+    def _gp(self, cols: list[_Column], data: tuple[np.ndarray, np.ndarray], kernel: Any,
+            optimize: bool = True) -> Any:
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.gaussian_process import GaussianProcessRegressor
+
+        levels, y = data
+        key = ("fit", levels.tobytes(), y.tobytes(), levels.shape) if optimize else None
+        if key is not None and key in self._fit_cache:
+            return self._fit_cache[key]
+        gp = GaussianProcessRegressor(kernel, normalize_y=False, n_restarts_optimizer=0, random_state=0,
+                                      optimizer="fmin_l_bfgs_b" if optimize else None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            warnings.simplefilter("ignore", UserWarning)
+            gp.fit(self._encode(cols, levels), y)
+        if key is not None:
+            self._fit_cache[key] = gp
+        return gp
+
+    def _startup_point(self, cols: list[_Column], number: int, rng: np.random.Generator,
+                       seen: set[tuple[float, ...]]) -> list[float]:
+        """Row ``number`` of a seeded Latin hypercube of ``n_startup`` points; random after."""
+        from scipy.stats import qmc
+
+        if number < self._n_startup:
+            u = qmc.LatinHypercube(d=len(cols), seed=self._seed & 0xFFFFFFFF).random(self._n_startup)[number]
+        else:
+            u = rng.random(len(cols))
+        levels = [min(c.size - 1, int(x * c.size)) if c.size else float(x) for c, x in zip(cols, u, strict=True)]
+        for _ in range(50):
+            if tuple(levels) not in seen:
+                break
+            levels = self._random_levels(cols, rng, 1)[0].tolist()
+        return levels
+
+    @staticmethod
+    def _random_levels(cols: list[_Column], rng: np.random.Generator, n: int) -> np.ndarray:
+        return np.column_stack([rng.integers(c.size, size=n).astype(float) if c.size else rng.random(n)
+                                for c in cols])
+
+    @staticmethod
+    def _neighbours(cols: list[_Column], levels: np.ndarray) -> np.ndarray:
+        """Every single-knob move of each row: ±1, 2, 4 steps and ~2/10/25% of the range for
+        ordered knobs, every other choice of a categorical, ±1/5/15% for floats."""
+        out = []
+        for i, c in enumerate(cols):
+            if c.categorical:
+                for k in range(c.size):
+                    moved = levels.copy()
+                    moved[:, i] = k
+                    out.append(moved)
+                continue
+            if c.size:
+                steps = sorted({1, 2, 4} | {max(1, round(c.size * f)) for f in (0.02, 0.1, 0.25)})
+                steps = [s for s in steps if s < c.size]
+            else:
+                steps = [0.01, 0.05, 0.15]
+            for s in steps:
+                for sgn in (-1, 1):
+                    moved = levels.copy()
+                    top = (c.size - 1) if c.size else 1.0
+                    moved[:, i] = np.clip(moved[:, i] + sgn * s, 0, top)
+                    out.append(moved)
+        return np.vstack(out) if out else levels
+
+    def _ei_argmax(self, cols: list[_Column], data: tuple[np.ndarray, np.ndarray], rng: np.random.Generator,
+                   seen: set[tuple[float, ...]]) -> list[float]:
+        gp = self._fit(cols, data)
+        levels = data[0]
+        mu_obs = gp.predict(self._encode(cols, levels))
+        best = float(np.min(mu_obs))
+        n_space = math.prod(c.size for c in cols) if all(c.size for c in cols) else math.inf
+
+        def score(cands: np.ndarray) -> np.ndarray:
+            mu, sd = gp.predict(self._encode(cols, cands), return_std=True)
+            s = log_expected_improvement(mu, sd, best)
+            fresh = np.array([tuple(r) not in seen for r in cands.tolist()])
+            return np.where(fresh, s, -np.inf)
+
+        if n_space <= ENUMERATE_LIMIT:
+            grids = np.meshgrid(*[np.arange(c.size, dtype=float) for c in cols], indexing="ij")
+            cands = np.column_stack([g.ravel() for g in grids])
+            s = score(cands)
+            if np.isfinite(s).any():
+                return cands[int(np.argmax(s))].tolist()
+            return cands[int(rng.integers(len(cands)))].tolist()  # every point measured: re-measure one
+        top = levels[np.argsort(mu_obs)[:5]]
+        cands = np.vstack([self._random_levels(cols, rng, N_RANDOM_CANDIDATES), self._neighbours(cols, top)])
+        s = score(cands)
+        # hill-climb on EI from the 3 best candidates, single-knob moves, a few rounds
+        starts = cands[np.argsort(-s)[:3]]
+        best_row, best_s = cands[int(np.argmax(s))], float(np.max(s))
+        for row in starts:
+            cur, cur_s = row[None, :], float(score(row[None, :])[0])
+            for _ in range(8):
+                nb = self._neighbours(cols, cur)
+                ns = score(nb)
+                j = int(np.argmax(ns))
+                if ns[j] <= cur_s:
+                    break
+                cur, cur_s = nb[j][None, :], float(ns[j])
+            if cur_s > best_s:
+                best_row, best_s = cur[0], cur_s
+        if not math.isfinite(best_s):
+            return self._random_levels(cols, rng, 1)[0].tolist()
+        return best_row.tolist()
