@@ -89,7 +89,8 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
       hone compare './q {n}' './q-new {n}' --sweep n=1,20,40
 
     Prints each variant's summary, the paired ratio against the first variant with its
-    bootstrap CI and Wilcoxon p-value, and a verdict: faster/slower only when the CI
+    CI and rank-test p-value (exact median CI + sign test when the rounds are heavy-tailed,
+    else BCa bootstrap + Wilcoxon; see --estimator), and a verdict: faster/slower only when the CI
     excludes 0, p < alpha and the change is at least --threshold. Knobs are restored at
     the end, also on failure or Ctrl-C. Exit 1 when a variant failed every run.
     """

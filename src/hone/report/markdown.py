@@ -74,7 +74,7 @@ def render(data: dict[str, Any]) -> str:
         out.append("||**Opt/Default**|" + "|".join(opt) + "|")
     out += ["", "Opt/Default: how much lower the mean is than the reference's (positive = lower).", ""]
     out.append(f"|{first}|Variant|Ratio vs {data['reference']}|Change|{round((1 - data['alpha']) * 100)}% CI|"
-               "p (Wilcoxon)|Verdict|Detectable effect|")
+               "p|Verdict|Detectable effect|")
     out.append("|:---|:---|---:|---:|:---:|---:|:---|---:|")
     for row in data["rows"]:
         label = row_label(data, row) or metric
