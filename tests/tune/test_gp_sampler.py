@@ -1,5 +1,5 @@
-"""hone's GP sampler (``--sampler gp``, hone.tune.gp): domains, determinism, direction,
-constraints, running trials, and the posterior-mean ranking used for the recommendation."""
+"""hone's GP sampler (``--sampler gp`` = ``auto``, hone.tune.gp): domains, determinism,
+direction, constraints, running trials, and its posterior-mean ranking."""
 
 from __future__ import annotations
 
@@ -11,10 +11,7 @@ import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
 
-from hone.spec.models import Metric
-from hone.tune.confirm import pick_candidates
 from hone.tune.gp import HoneGPSampler, log_expected_improvement
-from hone.tune.objective import build_objective
 from hone.tune.samplers import make_sampler
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
@@ -155,15 +152,6 @@ def test_posterior_mean_ranking_sinks_a_lucky_single_measurement():
     ranked = HoneGPSampler(seed=0).rank_trials(study)
     assert ranked[0].params["x"] in (3, 4, 5, 6, 7)
     assert {t.number for t in ranked} == {t.number for t in study.trials}
-
-
-def test_pick_candidates_follows_the_given_ranking():
-    study = _noisy_study()
-    objective = build_objective([Metric(name="cpu_time", goal="minimize")])
-    plain = pick_candidates(study, objective, 2)
-    ranked = pick_candidates(study, objective, 2, rank=HoneGPSampler(seed=0).rank_trials)
-    assert plain[0].trial_number == 18
-    assert ranked[0].trial_number != 18 and study.trials[ranked[0].trial_number].params["x"] in (3, 4, 5, 6, 7)
 
 
 def test_log_ei_is_finite_and_ordered_far_in_the_tail():

@@ -156,3 +156,18 @@ def test_local_sampler_runs_and_resumes(workload, hone, state_dir):
     assert res.code == 0, res.err + res.out
     c = optuna.load_study(study_name="c", storage=f"sqlite:///{state_dir / 'studies.db'}").get_trials()
     assert len(c) == 7 and all(t.state == TrialState.COMPLETE for t in c)
+
+
+def test_gp_sampler_runs_resumes_and_confirms(workload, hone, state_dir):
+    # the sampler itself is unit-tested (tests/tune/test_gp_sampler.py); here: the real loop
+    spec = write_workload(workload, trials=8)
+    args = ("tune", spec, "--study", "g", "--seed", "5", "--sampler", "gp")
+    res = hone(*args, "--trials", "6", "--confirm", "0")
+    assert res.code == 0, res.err + res.out
+    res = hone(*args, "--resume", "--json", workload / "g.json")
+    assert res.code == 0, res.err + res.out
+    g = optuna.load_study(study_name="g", storage=f"sqlite:///{state_dir / 'studies.db'}").get_trials()
+    assert len(g) == 8 and all(t.state == TrialState.COMPLETE for t in g)
+    assert len({tuple(sorted(t.params.items())) for t in g}) == 8  # no configuration measured twice
+    doc = json.loads((workload / "g.json").read_text())
+    assert doc["verdict"] == "faster" and doc["recommended"]["x"] in (4, 5, 6, 7)

@@ -39,7 +39,7 @@ def _pct_vs_baseline(result_means: dict[str, float], baseline: dict[str, float],
 @click.option("--trials", type=int, default=None, help="Trials to run (default: the spec's tune.trials).")
 @click.option("--seed", type=int, default=None, help="Sampler seed: same seed + same measurements → same suggestions.")
 @click.option("--sampler", type=click.Choice(SAMPLERS, case_sensitive=False), default=None,
-              help="Search algorithm (default: tune.sampler, auto = multivariate TPE).")
+              help="Search algorithm (default: tune.sampler; auto = gp, hone's GP; tpe = multivariate TPE).")
 @click.option("--storage", metavar="URL", default=None,
               help="Optuna storage URL (default: sqlite:///<state dir>/studies.db; postgresql://… for a fleet).")
 @click.option("--study", "study_name", metavar="NAME", default=None, help="Study name (default: SPEC-NAME-DATE-TIME).")

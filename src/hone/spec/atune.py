@@ -41,10 +41,10 @@ from hone.spec._yaml import Loc, LocatedYaml, load_located
 from hone.spec.loader import LoadedSpec, spec_error_from_validation
 from hone.spec.models import Spec, _show
 
-#: A-Tune engine names → hone samplers. A-Tune's "bayes" is a GP (needs PyTorch in
-#: Optuna); hone uses its default (multivariate TPE) for engines it does not have.
+#: A-Tune engine names → hone samplers. A-Tune's "bayes" is a GP: hone's own ("gp", also
+#: hone's default, used for the engines it does not have).
 ENGINES = {
-    "bayes": "auto", "gbrt": "auto", "forest": "auto", "extraTrees": "auto", "tpe": "tpe",
+    "bayes": "gp", "gbrt": "auto", "forest": "auto", "extraTrees": "auto", "tpe": "tpe",
     "random": "random", "lhs": "qmc", "abtest": "grid", "gridsearch": "grid", "traverse": "grid",
 }
 CLIENT_KEYS = {"project", "engine", "iterations", "random_starts", "benchmark", "evaluations",

@@ -62,23 +62,17 @@ class Confirmation:
         }
 
 
-def pick_candidates(study: optuna.Study, objective: Objective, top_k: int,
-                    rank: Callable[[optuna.Study], list[FrozenTrial]] | None = None) -> list[Candidate]:
+def pick_candidates(study: optuna.Study, objective: Objective, top_k: int) -> list[Candidate]:
     """The ``top_k`` best feasible completed trials with distinct configurations.
 
-    Single objective: by objective value, or in the order of ``rank`` when given (the GP
-    sampler's posterior-mean ranking, :meth:`hone.tune.gp.HoneGPSampler.rank_trials`).
-    Pareto: the front, ordered by the confirmation figure (weighted geometric mean of the
-    metrics)."""
+    Single objective: by objective value. Pareto: the front, ordered by the confirmation
+    figure (weighted geometric mean of the metrics)."""
     trials = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
               if all(c <= 0 for c in t.user_attrs.get("hone_constraints", []))]
     if objective.mode == "pareto":
         front = {t.number for t in study.best_trials}
         trials = [t for t in trials if t.number in front]
         trials.sort(key=lambda t: _figure_key(objective, t))
-    elif rank is not None:
-        feasible = {t.number for t in trials}
-        trials = [t for t in rank(study) if t.number in feasible]
     else:
         sign = -1.0 if objective.directions[0].name == "MAXIMIZE" else 1.0
         trials.sort(key=lambda t: sign * float(t.values[0]))

@@ -258,8 +258,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 run_trials(study, loaded, configurator, space, objective, budget=settings.trials, repeats=repeats,
                            warmup=warmup,
                            on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
-            candidates = pick_candidates(study, objective, settings.top_k,
-                                         rank=getattr(sampler, "rank_trials", None))
+            candidates = pick_candidates(study, objective, settings.top_k)
             confirmations: list[Confirmation] = []
             if candidates and settings.confirm_rounds > 0:
                 phase("confirm", f"confirming the top {len(candidates)} against the baseline in interleaved rounds")
