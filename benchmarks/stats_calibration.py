@@ -6,10 +6,13 @@
    "slower" at 10, 20 and 40 rounds. Goal ≥ 80% at ≤ 40 rounds.
 
 To finish in about a minute, the experiments resample real measurements: one pool of
-interleaved rounds (each round runs A, A' (identical) and B (+2% work) once, in a seeded
-random order) is measured, then every experiment draws its rounds from that pool without
-replacement, keeping each round's runs together. For contrast, a second pool runs all A
-then all A' (no interleaving) and A/A experiments take contiguous windows of it.
+interleaved rounds is measured, then every experiment draws its rounds from that pool
+without replacement, keeping each round's runs together. The pool is made of blocks of two
+rounds, exactly what ``hone compare A A'`` and ``hone compare A B`` run (``run_interleaved``,
+two variants in a seeded random order): an A/A' round (A' identical to A) and an A/B round
+(B = +2% work), the two rounds in random order, so both questions see the same machine.
+For contrast, a second pool runs all A then all A' (no interleaving) and A/A experiments take
+contiguous windows of it. (Pools saved before 2026-11-22 05:00 ran A, A', B in one round.)
 
     python benchmarks/stats_calibration.py [--pool-rounds 400] [--experiments 500]
 """
@@ -105,13 +108,25 @@ def measure_pools(args: argparse.Namespace) -> tuple[dict[str, np.ndarray], tupl
 
         variants = [command_variant("A", [*spin, str(n_a)]), command_variant("A'", [*spin, str(n_a)]),
                     command_variant("B", [*spin, str(n_b)])]
-        pool = run_interleaved(variants, rounds=args.pool_rounds, warmup=2, seed=args.seed)
-        cpu = {k: np.array([m.cpu_s if m.ok else math.nan for m in v]) for k, v in pool.runs.items()}
+        run_interleaved(variants, rounds=1, warmup=2, seed=args.seed)  # warm-up only
+        rng = random.Random(args.seed)
+        cpu: dict[str, list[float]] = {"A": [], "A'": [], "A@B": [], "B": []}
+        orders: list[list[str]] = []
+        for _ in range(args.pool_rounds):
+            pairs = [("A'", variants[1]), ("B", variants[2])]
+            rng.shuffle(pairs)
+            for other, variant in pairs:
+                rnd = run_interleaved([variants[0], variant], rounds=1, warmup=0, seed=rng.randrange(2**31))
+                a, o = rnd.runs["A"][0], rnd.runs[other][0]
+                cpu["A" if other == "A'" else "A@B"].append(a.cpu_s if a.ok else math.nan)
+                cpu[other].append(o.cpu_s if o.ok else math.nan)
+                orders.append(rnd.order[0])
 
         # The contrast: no interleaving, all A then all A'.
         seq_a = [variants[0].run() for _ in range(args.sequential_runs)]
         seq_a2 = [variants[1].run() for _ in range(args.sequential_runs)]
-    return cpu, (np.array([m.cpu_s for m in seq_a]), np.array([m.cpu_s for m in seq_a2])), pool.order
+    return ({k: np.array(v) for k, v in cpu.items()},
+            (np.array([m.cpu_s for m in seq_a]), np.array([m.cpu_s for m in seq_a2])), orders)
 
 
 def main() -> int:
@@ -132,6 +147,9 @@ def main() -> int:
     if args.load_pool:
         saved = np.load(args.load_pool)
         cpu = {k: saved[f"cpu_{i}"] for i, k in enumerate(("A", "A'", "B"))}
+        # Pools of the older design (A, A', B in one round) have no separate A of the A/B rounds.
+        cpu["A@B"] = saved["cpu_3"] if "cpu_3" in saved else cpu["A"]
+        design = "pairs" if "cpu_3" in saved else "triples"
         seq = (saved["seq_a"], saved["seq_a2"])
         orders = [str(o).split(",") for o in saved["order"]]
         load_start, load_end = (float(x) for x in saved["load"])
@@ -139,19 +157,23 @@ def main() -> int:
         print(f"pools loaded from {args.load_pool}")
     else:
         cpu, seq, orders = measure_pools(args)
+        design = "pairs"
         load_end = os.getloadavg()[0]
         if args.save_pool:
-            np.savez(args.save_pool, cpu_0=cpu["A"], cpu_1=cpu["A'"], cpu_2=cpu["B"], seq_a=seq[0], seq_a2=seq[1],
+            np.savez(args.save_pool, cpu_0=cpu["A"], cpu_1=cpu["A'"], cpu_2=cpu["B"], cpu_3=cpu["A@B"],
+                     seq_a=seq[0], seq_a2=seq[1],
                      order=np.array([",".join(o) for o in orders]), load=np.array([load_start, load_end]))
     failed = sum(int(np.isnan(v).sum()) for v in cpu.values())
     measured = time.perf_counter() - t0
 
     rng = random.Random(args.seed)
     cv_a, cv_a2, cv_b = (float(np.nanstd(cpu[k]) / np.nanmean(cpu[k])) for k in ("A", "A'", "B"))
-    pool_effect = float(np.exp(np.nanmean(np.log(cpu["B"] / cpu["A"]))) - 1) * 100
-    print(f"pool: {args.pool_rounds} interleaved rounds x 3 variants (+2 warm-up rounds), {failed} failed runs; "
-          f"CPU-time CV A {cv_a:.1%}, A' {cv_a2:.1%}, B {cv_b:.1%}; measured B/A {pool_effect:+.2f}%")
-    sd_pair = float(np.nanstd(np.log(cpu["B"] / cpu["A"]), ddof=1))
+    pool_effect = float(np.exp(np.nanmedian(np.log(cpu["B"] / cpu["A@B"]))) - 1) * 100
+    shape = ("blocks of an A/A' round and an A/B round" if design == "pairs"
+             else "rounds of A, A', B (older design)")
+    print(f"pool: {args.pool_rounds} {shape} (+2 warm-up rounds), {failed} failed runs; "
+          f"CPU-time CV A {cv_a:.1%}, A' {cv_a2:.1%}, B {cv_b:.1%}; measured B/A {pool_effect:+.2f}% (median)")
+    sd_pair = float(np.nanstd(np.log(cpu["B"] / cpu["A@B"]), ddof=1))
     aa_log = np.log(cpu["A'"] / cpu["A"])
     aa_bias, aa_se = float(np.nanmean(aa_log)), float(np.nanstd(aa_log, ddof=1) / math.sqrt(len(aa_log)))
     print(f"machine: {os.cpu_count()} CPUs, 1-min load average {load_start:.2f} at start, {load_end:.2f} after "
@@ -159,7 +181,7 @@ def main() -> int:
           f"of the CV)")
     print(f"pool A'/A mean log ratio {aa_bias * 100:+.2f}% ± {aa_se * 100:.2f}% (SE): a chance offset of the pool "
           f"is shared by every resampled A/A experiment, so it can only raise the false rate below")
-    print(f"run order: interleaved, every round A, A', B once in a fresh random order (seed {args.seed}); "
+    print(f"run order: interleaved, every round its variants once in a fresh random order (seed {args.seed}); "
           f"first rounds: {' | '.join(','.join(o) for o in orders[:5])} …")
     print(f"experiments resample real measured rounds from that pool (without replacement within an "
           f"experiment; rounds keep their pairing); verdict rule: CI excludes 0, rank-test p < {alpha}, "
@@ -210,7 +232,7 @@ def main() -> int:
     print(f"power for B = A + 2% CPU time, {args.experiments} experiments per N:")
     reached = None
     for n in (10, 20, 40, 80):
-        res = experiments("A", "B", n)
+        res = experiments("A@B", "B", n)
         ok = res["slower"]
         if reached is None and n <= 40 and ok / args.experiments >= 0.8:
             reached = n
@@ -220,7 +242,7 @@ def main() -> int:
     print("  goal ≥ 80% at ≤ 40 rounds: " + (f"PASS (from {reached} rounds)" if reached else "FAIL"))
     # Rounds for 80% power at this noise: ((z_{1-α/2} + z_0.8)·sd/effect)², with sd the
     # spread the trimmed estimator sees (its standard error x √n over the whole pool).
-    pool_lr = np.log(cpu["B"] / cpu["A"])
+    pool_lr = np.log(cpu["B"] / cpu["A@B"])
     pool_lr = pool_lr[np.isfinite(pool_lr)]
     used, tails = resolve_estimator(pool_lr, ESTIMATOR)
     sd_robust = location_se(pool_lr, used) * math.sqrt(pool_lr.size)
