@@ -79,6 +79,26 @@ def test_csv_has_one_line_per_variant_with_ratio_ci_p_verdict() -> None:
     assert float(rows[1]["ci_low_pct"]) < float(rows[1]["change_pct"]) < float(rows[1]["ci_high_pct"])
     assert rows[1]["p_value"] and rows[1]["verdict"] == "inconclusive"
     assert float(rows[0]["stddev"]) == __import__("pytest").approx(20.571, abs=1e-3)
+    assert rows[0]["estimator"] == "" and rows[1]["estimator"] == "mean"
+
+
+def test_auto_estimator_is_named_in_every_export() -> None:
+    # auto resolves per comparison (median or trimmed); the exports must name what was used.
+    arms = [Arm(name="Default Binary", description="default"), Arm(name="AutoFDO", description="autofdo")]
+
+    def make(_sweep: Any) -> list[Variant]:
+        a, b = _feed(DEFAULT * 2), _feed(AUTOFDO * 2)
+        a.name, b.name = arms[0].name, arms[1].name
+        return [a, b]
+
+    data = run_compare(arms, CompareSettings(rounds=10, warmup=0, seed=1, metric="latency", goal="minimize",
+                                             estimator="auto"), make_variants=make, kind="spec", metric_unit="us")
+    used = data["rows"][0]["comparisons"]["AutoFDO"]["estimator"]
+    assert used in ("median", "trimmed") and data["estimator"] == "auto"
+    rows = list(csv.DictReader(io.StringIO(csv_report.render(data))))
+    assert rows[1]["estimator"] == used
+    method = {"median": "sign test", "trimmed": "Wilcoxon"}[used]
+    assert method in md_report.render(data)
 
 
 def test_json_is_strict_versioned_and_keeps_every_raw_run(tmp_path: Path) -> None:

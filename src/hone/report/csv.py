@@ -11,6 +11,9 @@ COLUMNS = [
     "sweep_name", "sweep_value", "variant", "reference", "metric", "unit", "goal", "n", "failed_runs",
     "mean", "median", "stddev", "stddev_over_mean_pct", "min", "max", "p95", "p99", "wall_mean_s",
     "ratio", "change_pct", "ci_low_pct", "ci_high_pct", "p_value", "verdict", "mde_pct", "opt_over_default_pct",
+    # Last, so older readers keep their column positions: what `auto` resolved to (median =
+    # exact CI + sign test; trimmed/mean = BCa bootstrap + Wilcoxon).
+    "estimator",
 ]
 
 
@@ -38,6 +41,6 @@ def render(data: dict[str, Any]) -> str:
                 s.get("min"), s.get("max"), s.get("p95"), s.get("p99"), s.get("wall_mean"),
                 c.get("ratio", 1.0 if name == data["reference"] else None), c.get("change_pct"), ci[0], ci[1],
                 c.get("p_value"), c.get("verdict", "reference" if name == data["reference"] else None),
-                c.get("mde_pct"), c.get("opt_over_default_pct"),
+                c.get("mde_pct"), c.get("opt_over_default_pct"), c.get("estimator"),
             ]])
     return buf.getvalue()
