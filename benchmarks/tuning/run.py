@@ -22,6 +22,11 @@ Methods:
   best-observed) and ``hone-gp-pm`` (among all): measured, not kept (worse on the tables).
   Rows from before the switch (results-s20/fast/fresh.json, 2026-11-22) were TPE: they are
   ``hone-tpe`` now.
+* ``hone-rep`` — ``hone`` + the usual noisy-BO remedy, measured and NOT kept (see README):
+  when the GP's fitted noise is well above its floor (then: while replicates disagree),
+  every 3rd trial re-measures the incumbent while it has < 4 measurements; the
+  recommendation is the lowest mean·(1 + cv/√n) over configurations (cv = pooled relative
+  sd of the replicates), so a single lucky measurement does not beat a re-measured one.
 * ``hone-tpe`` — what ``auto`` was before: Optuna TPE, multivariate + grouped, 10 random
   starts, ordered ints; best observation.
 * ``hone+race`` — a candidate layer of ours, measured and NOT kept (it lost): while
@@ -214,6 +219,100 @@ def run_hone(problem: Problem, seed: int, budget: int, noise: float) -> dict[str
     return out
 
 
+REP_PERIOD, REP_K, REP_NOISE_GATE = 3, 4, 1e-3  # hone-rep: every 3rd trial, up to 4 measurements
+
+
+def _rep_groups(study: optuna.Study) -> dict[tuple[Any, ...], list[Any]]:
+    """Completed trials grouped by their params (a configuration measured several times)."""
+    from optuna.trial import TrialState
+
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        if t.values and math.isfinite(t.values[0]):
+            groups.setdefault(tuple(sorted(t.params.items())), []).append(t)
+    return groups
+
+
+def _rep_cv(groups: dict[tuple[Any, ...], list[Any]]) -> float | None:
+    """Pooled relative spread (sd of log y) of replicated configurations; None without any."""
+    num, den = 0.0, 0
+    for ts in groups.values():
+        ys = [float(t.values[0]) for t in ts]
+        if len(ys) > 1 and all(y > 0 for y in ys):
+            logs = [math.log(y) for y in ys]
+            m = statistics.fmean(logs)
+            num += sum((x - m) ** 2 for x in logs)
+            den += len(logs) - 1
+    return math.sqrt(num / den) if den else None
+
+
+def _rep_best(groups: dict[tuple[Any, ...], list[Any]], cv: float | None) -> tuple[Any, ...]:
+    """The recommendation: the lowest mean·(1 + cv/√n) — a configuration's mean inflated by one
+    standard error, so one lucky measurement does not beat a re-measured configuration whose
+    mean is within noise of it. No replicates (cv None) or exact ones (cv 0): best observation."""
+    c = cv or 0.0
+    return min(groups, key=lambda k: (statistics.fmean(float(t.values[0]) for t in groups[k])
+                                      * (1 + c / math.sqrt(len(groups[k]))), groups[k][0].number))
+
+
+class _RepGPSampler:
+    """hone-rep: hone's GP sampler + re-measurement of the incumbent when noise is detected.
+
+    Noise is detected by the GP's fitted noise term (WhiteKernel variance on standardised y
+    above 1e-3, 1000× its floor) until a configuration has been measured twice; from then on
+    by the replicates themselves (pooled relative sd > 1e-3; exact replicates switch it off for
+    good). With noise, every 3rd trial re-measures the incumbent (lowest mean + 1 standard
+    error, see ``_rep_best``) while it has fewer than 4 measurements; other trials are the
+    GP's usual log-EI suggestion (never a measured configuration)."""
+
+    def __new__(cls, seed: int, budget: int) -> Any:
+        from hone.tune.gp import HoneGPSampler, _columns
+
+        base = make_sampler("auto", seed=seed, n_trials=budget)
+
+        class Rep(HoneGPSampler):
+            def _sample_relative(self, study, trial, search_space):  # type: ignore[no-untyped-def]
+                if (search_space and len(study.directions) == 1 and trial.number >= self._n_startup
+                        and trial.number % REP_PERIOD == 0):
+                    groups = _rep_groups(study)
+                    cv = _rep_cv(groups)
+                    if cv is None and groups:
+                        cols = _columns(search_space)
+                        data = self._observations(study, study.get_trials(deepcopy=False), cols,
+                                                  with_running=False)
+                        noisy_ = False
+                        if data is not None and len(data[1]) >= 2:
+                            gp = self._fit(cols, data)
+                            noisy_ = float(gp.kernel_.k2.noise_level) > REP_NOISE_GATE
+                    else:
+                        noisy_ = cv is not None and cv > 1e-3
+                    if noisy_:
+                        inc = _rep_best(groups, cv if cv is not None else 0.05)
+                        if len(groups[inc]) < REP_K and all(n in search_space for n, _ in inc):
+                            return dict(inc)
+                return super()._sample_relative(study, trial, search_space)
+
+        rep = Rep.__new__(Rep)
+        rep.__dict__.update(base.__dict__)
+        return rep
+
+
+def run_hone_rep(problem: Problem, seed: int, budget: int, noise: float) -> list[dict[str, Any]]:
+    """``hone`` + re-measuring the incumbent under detected noise (``_RepGPSampler``);
+    recommends by ``_rep_best`` (mean of repeated observations + one standard error)."""
+    obs_rng = np.random.default_rng(seed + 10_000)
+    study = optuna.create_study(sampler=_RepGPSampler(seed, budget))
+    dists = _distributions(problem)
+    recs: list[dict[str, Any]] = []
+    for _ in range(budget):
+        trial = study.ask(dists)
+        study.tell(trial, noisy(problem, _decode(problem, trial.params), obs_rng, noise))
+        groups = _rep_groups(study)
+        best = _rep_best(groups, _rep_cv(groups))
+        recs.append(_decode(problem, dict(best)))
+    return recs
+
+
 def run_hone_tpe(problem: Problem, seed: int, budget: int, noise: float) -> list[dict[str, Any]]:
     return _run_optuna(problem, seed, budget, noise, _hone_sampler(seed), race=False)
 
@@ -253,7 +352,7 @@ def run_atune(problem: Problem, seed: int, budget: int, noise: float) -> list[di
 # a method returns its recommendation after each evaluation, or several (rule name → list)
 Recs = list[dict[str, Any]]
 METHODS: dict[str, Callable[[Problem, int, int, float], Recs | dict[str, Recs]]] = {
-    "hone": run_hone, "hone-tpe": run_hone_tpe, "hone+race": run_hone_race, "tpe": run_tpe,
+    "hone": run_hone, "hone-rep": run_hone_rep, "hone-tpe": run_hone_tpe, "hone+race": run_hone_race, "tpe": run_tpe,
     "tpe-cat": run_tpe_cat, "atune": run_atune,
     "random": run_random,
     "hone-local": lambda p, s, b, n: _run_optuna(p, s, b, n, make_sampler("local", seed=s, n_trials=b), race=False),
