@@ -6,19 +6,24 @@ import os
 from pathlib import Path
 
 
-def state_dir() -> Path:
-    """The state directory: ``$HONE_STATE_DIR``, else ``/var/lib/hone`` for root,
-    else ``$XDG_STATE_HOME/hone`` (default ``~/.local/state/hone``). Created on demand."""
-    env = os.environ.get("HONE_STATE_DIR")
+def _machine_dir(env_var: str, root_path: str, xdg_var: str, xdg_default: str) -> Path:
+    """``$env_var``, else ``root_path`` for root, else ``$xdg_var/hone`` (``~/xdg_default/hone``
+    when unset; the home directory is looked up only then); created on demand."""
+    env = os.environ.get(env_var)
     if env:
         path = Path(env)
     elif os.geteuid() == 0:
-        path = Path("/var/lib/hone")
+        path = Path(root_path)
     else:
-        xdg = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-        path = Path(xdg) / "hone"
+        path = Path(os.environ.get(xdg_var) or Path.home() / xdg_default) / "hone"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def state_dir() -> Path:
+    """The state directory: ``$HONE_STATE_DIR``, else ``/var/lib/hone`` for root,
+    else ``$XDG_STATE_HOME/hone`` (default ``~/.local/state/hone``). Created on demand."""
+    return _machine_dir("HONE_STATE_DIR", "/var/lib/hone", "XDG_STATE_HOME", ".local/state")
 
 
 def cache_dir() -> Path:
@@ -29,16 +34,7 @@ def cache_dir() -> Path:
     Not under the state directory: tests and CI give every run its own
     ``HONE_STATE_DIR``, and a download should happen once per machine, not once per run.
     """
-    env = os.environ.get("HONE_CACHE_DIR")
-    if env:
-        path = Path(env)
-    elif os.geteuid() == 0:
-        path = Path("/var/cache/hone")
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        path = Path(xdg) / "hone"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _machine_dir("HONE_CACHE_DIR", "/var/cache/hone", "XDG_CACHE_HOME", ".cache")
 
 
 def default_storage_url() -> str:
