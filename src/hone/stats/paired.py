@@ -36,14 +36,14 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 from scipy import stats as sps
 
 Goal = Literal["minimize", "maximize"]
 Estimator = Literal["mean", "trimmed", "median", "auto"]
-ESTIMATORS = ("mean", "trimmed", "median", "auto")
+ESTIMATORS: tuple[str, ...] = get_args(Estimator)
 Verdict = Literal["faster", "slower", "no difference", "inconclusive"]
 
 # Power assumed for the minimal detectable effect (the usual 80%).
