@@ -111,10 +111,8 @@ def _columns(space: dict[str, BaseDistribution]) -> list[_Column]:
             size = len(d.choices)
         elif isinstance(d, IntDistribution):
             size = (d.high - d.low) // d.step + 1
-        elif isinstance(d, FloatDistribution) and d.step:
-            size = 0  # stepped floats are searched as continuous and rounded on the way out
         else:
-            size = 0
+            size = 0  # floats, stepped ones too: searched as continuous, rounded on the way out
         out.append(_Column(name, d, size))
     return out
 
