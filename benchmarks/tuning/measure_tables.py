@@ -19,7 +19,9 @@ import statistics
 import sys
 import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -41,19 +43,26 @@ ZLIB_SPACE = {
 }
 
 
-def measure_sqlite(out: Path) -> None:
-    keys = list(SQLITE_SPACE)
+def write_table(out: Path, space: dict[str, list[Any]], measure: Callable[[dict[str, Any]], float]) -> None:
+    """One CSV row per combination of ``space``: the knob values, then ``measure(cfg)``
+    (flushed row by row, so an interrupted run keeps what it measured)."""
+    keys = list(space)
     with out.open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow([*keys, "value"])
-        for combo in itertools.product(*SQLITE_SPACE.values()):
-            cfg = dict(zip(keys, combo, strict=True))
-            argv = [sys.executable, str(REPO / "examples/sqlite/bench.py"), "--rows", "2000", "--queries", "400",
-                    "--journal-mode", cfg["journal_mode"], "--synchronous", cfg["synchronous"],
-                    "--page-size", str(cfg["page_size"]), "--batch", str(cfg["batch"])]
-            walls = [run_process(argv, timeout=120, check=True).wall_s for _ in range(2)]
-            w.writerow([*combo, f"{statistics.median(walls):.5f}"])
+        for combo in itertools.product(*space.values()):
+            w.writerow([*combo, f"{measure(dict(zip(keys, combo, strict=True))):.5f}"])
             fh.flush()
+
+
+def measure_sqlite(out: Path) -> None:
+    def wall(cfg: dict[str, Any]) -> float:
+        argv = [sys.executable, str(REPO / "examples/sqlite/bench.py"), "--rows", "2000", "--queries", "400",
+                "--journal-mode", cfg["journal_mode"], "--synchronous", cfg["synchronous"],
+                "--page-size", str(cfg["page_size"]), "--batch", str(cfg["batch"])]
+        return statistics.median(run_process(argv, timeout=120, check=True).wall_s for _ in range(2))
+
+    write_table(out, SQLITE_SPACE, wall)
 
 
 def _payload() -> bytes:
@@ -68,23 +77,20 @@ def measure_zlib(out: Path) -> None:
     data = _payload()
     strategies = {"default": zlib.Z_DEFAULT_STRATEGY, "filtered": zlib.Z_FILTERED, "huffman": zlib.Z_HUFFMAN_ONLY,
                   "rle": zlib.Z_RLE}
-    keys = list(ZLIB_SPACE)
-    with out.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow([*keys, "value"])
-        for combo in itertools.product(*ZLIB_SPACE.values()):
-            cfg = dict(zip(keys, combo, strict=True))
-            chunk = cfg["chunk_kb"] * 1024
-            times = []
-            for _ in range(3):
-                t0 = time.process_time()
-                size = 0
-                for i in range(0, len(data), chunk):
-                    c = zlib.compressobj(cfg["level"], zlib.DEFLATED, 15, cfg["mem_level"], strategies[cfg["strategy"]])
-                    size += len(c.compress(data[i:i + chunk])) + len(c.flush())
-                times.append(time.process_time() - t0)
-            value = statistics.median(times) + size / 20e6
-            w.writerow([*combo, f"{value:.5f}"])
+
+    def cost(cfg: dict[str, Any]) -> float:
+        chunk = cfg["chunk_kb"] * 1024
+        times = []
+        for _ in range(3):
+            t0 = time.process_time()
+            size = 0
+            for i in range(0, len(data), chunk):
+                c = zlib.compressobj(cfg["level"], zlib.DEFLATED, 15, cfg["mem_level"], strategies[cfg["strategy"]])
+                size += len(c.compress(data[i:i + chunk])) + len(c.flush())
+            times.append(time.process_time() - t0)
+        return statistics.median(times) + size / 20e6
+
+    write_table(out, ZLIB_SPACE, cost)
 
 
 if __name__ == "__main__":
