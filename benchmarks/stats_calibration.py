@@ -38,6 +38,7 @@ from hone.run.process import run_process
 from hone.run.schedule import Variant, run_interleaved
 from hone.stats.paired import HEAVY_TAIL, compare_paired, location_se, resolve_estimator
 
+VERDICTS = ("faster", "slower", "no difference", "inconclusive")
 ESTIMATOR = "auto"  # what `hone compare` uses by default
 SPIN_C = r"""
 #include <stdlib.h>
@@ -76,23 +77,17 @@ def command_variant(name: str, argv: list[str]) -> Variant:
     return Variant(name=name, run=run)
 
 
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson interval of a proportion k/n."""
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def rate_line(label: str, k: int, n: int) -> str:
-    lo, hi = wilson(k, n)
+    ci = sps.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    lo, hi = float(ci.low), float(ci.high)
     return f"{label}: {k}/{n} = {k / n:.1%}  (95% CI {lo:.1%}–{hi:.1%})"
 
 
 def measure_pools(args: argparse.Namespace) -> tuple[dict[str, np.ndarray], tuple[np.ndarray, np.ndarray],
                                                       list[list[str]]]:
-    """Measure the interleaved pool (A, A', B per round) and the sequential contrast pool
-    (all A, then all A'); CPU seconds, NaN for a failed run."""
+    """Measure the interleaved pool (per block an A/A' round and an A/B round, in random
+    order) and the sequential contrast pool (all A, then all A'); CPU seconds, NaN for a
+    failed run. Keys: A and A' of the A/A' rounds, A@B and B of the A/B rounds."""
     with tempfile.TemporaryDirectory(prefix="hone-calib-") as tmp:
         spin = build_spin(Path(tmp))
         # Size the loop for ~target-ms of CPU, then make B exactly 2% more *total* CPU
@@ -192,7 +187,7 @@ def main() -> int:
     rounds_idx = list(range(args.pool_rounds))
 
     def experiments(ref: str, cand: str, n: int) -> dict[str, int]:
-        counts = {"faster": 0, "slower": 0, "no difference": 0, "inconclusive": 0}
+        counts = dict.fromkeys(VERDICTS, 0)
         for e in range(args.experiments):
             idx = rng.sample(rounds_idx, n)
             c = compare_paired(cpu[ref][idx], cpu[cand][idx], threshold=threshold, alpha=alpha, seed=e,
@@ -209,7 +204,7 @@ def main() -> int:
     # A and A' are the same command in random positions, so within a round their labels are
     # exchangeable: swapping them at random per round keeps every real measurement but
     # removes the pool's chance offset (what a fresh experiment would not share).
-    swapped = {"faster": 0, "slower": 0, "no difference": 0, "inconclusive": 0}
+    swapped = dict.fromkeys(VERDICTS, 0)
     for e in range(args.experiments):
         idx = rng.sample(rounds_idx, args.aa_rounds)
         flip = np.array([rng.random() < 0.5 for _ in idx])
@@ -220,7 +215,7 @@ def main() -> int:
                            swapped["faster"] + swapped["slower"], args.experiments))
 
     # Same A/A question without interleaving: contiguous windows of the A-block and A'-block.
-    n, counts = args.aa_rounds, {"faster": 0, "slower": 0, "no difference": 0, "inconclusive": 0}
+    n, counts = args.aa_rounds, dict.fromkeys(VERDICTS, 0)
     for e in range(args.experiments):
         s = rng.randrange(0, args.sequential_runs - n + 1)
         counts[compare_paired(seq[0][s:s + n], seq[1][s:s + n], threshold=threshold, alpha=alpha,
