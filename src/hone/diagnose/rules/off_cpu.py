@@ -11,8 +11,8 @@ the 1-minute load average is shown), which no change to the program fixes.
 
 from __future__ import annotations
 
+import os
 import shlex
-from pathlib import Path
 
 from hone.diagnose.rules.base import DoctorContext, Finding, Rule
 
@@ -56,6 +56,6 @@ class OffCpuRule(Rule):
 
 def _load_average() -> float | None:
     try:
-        return float(Path("/proc/loadavg").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
+        return os.getloadavg()[0]  # as hone.fingerprint reads it
+    except OSError:
         return None
