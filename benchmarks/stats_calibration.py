@@ -179,9 +179,10 @@ def main() -> int:
     print(f"run order: interleaved, every round its variants once in a fresh random order (seed {args.seed}); "
           f"first rounds: {' | '.join(','.join(o) for o in orders[:5])} …")
     print(f"experiments resample real measured rounds from that pool (without replacement within an "
-          f"experiment; rounds keep their pairing); verdict rule: CI excludes 0, rank-test p < {alpha}, "
-          f"|effect| ≥ {threshold:.0%}; estimator {ESTIMATOR} (hone compare's default: per experiment, the median "
-          f"+ exact CI + sign test when its rounds' tail ratio > {HEAVY_TAIL}, else the 20% trimmed mean + BCa "
+          f"experiment; rounds keep their pairing); verdict rule: CI excludes 0, test p < {alpha}, "
+          f"|effect| ≥ {threshold:.0%}; estimator {ESTIMATOR} (hone compare's default: per experiment, the Welsch "
+          f"M-estimate + sign-flip randomization test + its inverted CI when its rounds' tail ratio > {HEAVY_TAIL}, "
+          f"else the 20% trimmed mean + BCa "
           f"bootstrap CI (2000 resamples) + Wilcoxon)")
 
     rounds_idx = list(range(args.pool_rounds))

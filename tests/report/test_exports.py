@@ -83,7 +83,7 @@ def test_csv_has_one_line_per_variant_with_ratio_ci_p_verdict() -> None:
 
 
 def test_auto_estimator_is_named_in_every_export() -> None:
-    # auto resolves per comparison (median or trimmed); the exports must name what was used.
+    # auto resolves per comparison (welsch or trimmed); the exports must name what was used.
     arms = [Arm(name="Default Binary", description="default"), Arm(name="AutoFDO", description="autofdo")]
 
     def make(_sweep: Any) -> list[Variant]:
@@ -94,10 +94,10 @@ def test_auto_estimator_is_named_in_every_export() -> None:
     data = run_compare(arms, CompareSettings(rounds=10, warmup=0, seed=1, metric="latency", goal="minimize",
                                              estimator="auto"), make_variants=make, kind="spec", metric_unit="us")
     used = data["rows"][0]["comparisons"]["AutoFDO"]["estimator"]
-    assert used in ("median", "trimmed") and data["estimator"] == "auto"
+    assert used in ("welsch", "trimmed") and data["estimator"] == "auto"
     rows = list(csv.DictReader(io.StringIO(csv_report.render(data))))
     assert rows[1]["estimator"] == used
-    method = {"median": "sign test", "trimmed": "Wilcoxon"}[used]
+    method = {"welsch": "randomization test", "trimmed": "Wilcoxon"}[used]
     assert method in md_report.render(data)
 
 

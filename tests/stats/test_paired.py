@@ -18,6 +18,9 @@ from hone.stats.paired import (
     opt_over_default_pct,
     sign_test_p,
     tail_ratio,
+    welsch_ci,
+    welsch_location,
+    welsch_test_p,
 )
 from hone.stats.summary import summarize
 
@@ -171,23 +174,24 @@ def test_tail_ratio_is_one_for_normal_and_large_for_regime_switches() -> None:
     assert tail_ratio(x) == tail_ratio(-np.abs(x))
 
 
-def test_auto_picks_median_for_heavy_tails_and_trimmed_for_normal_rounds() -> None:
+def test_auto_picks_welsch_for_heavy_tails_and_trimmed_for_normal_rounds() -> None:
     ref, cand = _regime_rounds(40, 0.02, 2)
     heavy = compare_paired(ref, cand, estimator="auto")
-    assert heavy.estimator == "median" and heavy.tail_ratio > HEAVY_TAIL
+    assert heavy.estimator == "welsch" and heavy.tail_ratio > HEAVY_TAIL
     rng = np.random.default_rng(3)
     calm = compare_paired(np.ones(40), np.exp(rng.normal(0.02, 0.02, 40)), estimator="auto")
     assert calm.estimator == "trimmed" and calm.tail_ratio <= HEAVY_TAIL
     assert PairedComparison.from_dict(heavy.to_dict()) == heavy
 
 
-def test_median_detects_two_percent_through_regime_outliers_where_trimmed_mean_does_not() -> None:
-    hits = {"median": 0, "trimmed": 0}
+def test_robust_estimators_detect_two_percent_through_regime_outliers_where_trimmed_mean_does_not() -> None:
+    hits = {"welsch": 0, "median": 0, "trimmed": 0}
     for seed in range(40):
         ref, cand = _regime_rounds(30, math.log(1.02), seed)
         for est in hits:
             hits[est] += compare_paired(ref, cand, estimator=est).verdict == "slower"  # type: ignore[arg-type]
     assert hits["median"] >= 34 and hits["median"] > hits["trimmed"] + 5
+    assert hits["welsch"] >= hits["median"]
 
 
 def test_auto_false_positive_rate_stays_near_alpha_on_identical_commands() -> None:
@@ -196,6 +200,32 @@ def test_auto_false_positive_rate_stays_near_alpha_on_identical_commands() -> No
         ref, cand = _regime_rounds(20, 0.0, 1000 + seed)
         false += compare_paired(ref, cand, estimator="auto", n_resamples=500).verdict in ("faster", "slower")
     assert false <= 16  # 5% of 200 is 10; allow the binomial spread
+
+
+def test_welsch_randomization_test_is_exact_for_small_n_and_sign_symmetric() -> None:
+    x = np.array([0.02, 0.015, 0.03, 0.01, 0.025, 0.02, 0.018, 0.022])
+    # All 8 rounds positive: only the observed pattern and its mirror are as extreme.
+    assert welsch_test_p(x) == pytest.approx(2 / 2**8)
+    assert welsch_test_p(-x) == welsch_test_p(x)
+    rng = np.random.default_rng(5)
+    y = rng.laplace(0, 0.02, 30)
+    assert welsch_test_p(y, seed=1) == welsch_test_p(-y, seed=1)
+    assert welsch_test_p(np.zeros(10)) == 1.0
+
+
+def test_welsch_finds_the_core_of_clean_rounds_and_its_ci_covers_the_effect() -> None:
+    ref, cand = _regime_rounds(400, math.log(1.02), 7)
+    logr = np.log(cand / ref)
+    assert welsch_location(logr) == pytest.approx(math.log(1.02), abs=0.003)
+    covered = 0
+    for seed in range(60):
+        ref, cand = _regime_rounds(30, math.log(1.02), 100 + seed)
+        lo, hi = welsch_ci(np.log(cand / ref), 0.95, seed=seed)
+        assert lo < hi
+        covered += lo <= math.log(1.02) <= hi
+    assert covered >= 52  # 95% of 60 is 57; allow the binomial spread
+    # Too few rounds for 95%: the inverted test cannot reject anything.
+    assert welsch_ci(np.array([0.01, 0.02, 0.03, 0.04, 0.05]), 0.95) == (-math.inf, math.inf)
 
 
 def test_median_ci_is_exact_order_statistics_and_sign_test_matches_binomial() -> None:

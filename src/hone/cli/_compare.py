@@ -66,11 +66,12 @@ def _is_spec(path: str) -> bool:
 @click.option("--no-aslr", is_flag=True, help="Run every command under `setarch -R` (no address randomization).")
 @click.option("--shell", is_flag=True, help="Run commands through `sh -c` (default: split like a shell, no shell).")
 @click.option("--timeout", type=float, default=600.0, show_default=True, help="Seconds before a run is killed.")
-@click.option("--estimator", type=click.Choice(["auto", "median", "trimmed", "mean"]), default="auto",
+@click.option("--estimator", type=click.Choice(["auto", "welsch", "median", "trimmed", "mean"]), default="auto",
               show_default=True,
-              help="Location of the per-round log ratios: median + exact CI + sign test (heavy-tailed rounds), "
-                   "20% trimmed mean + BCa CI + Wilcoxon, plain mean (geometric mean ratio), or auto: median when "
-                   "the rounds' tails are heavy, else trimmed (docs/CONTRACTS.md).")
+              help="Location of the per-round log ratios: Welsch M-estimate + sign-flip randomization test + "
+                   "its inverted CI (heavy-tailed rounds), median + exact CI + sign test, 20% trimmed mean + "
+                   "BCa CI + Wilcoxon, plain mean (geometric mean ratio), or auto: welsch when the rounds' "
+                   "tails are heavy, else trimmed (docs/CONTRACTS.md).")
 @click.option("--cv-warn", type=float, default=5.0, show_default=True,
               help="Warn when a variant's stddev/mean exceeds this, in %.")
 @click.option("--export-markdown", metavar="FILE", help="Seed-000 style table (- = stdout).")
@@ -89,7 +90,7 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
       hone compare './q {n}' './q-new {n}' --sweep n=1,20,40
 
     Prints each variant's summary, the paired ratio against the first variant with its
-    CI and rank-test p-value (exact median CI + sign test when the rounds are heavy-tailed,
+    CI and p-value (Welsch M-estimate + randomization test when the rounds are heavy-tailed,
     else BCa bootstrap + Wilcoxon; see --estimator), and a verdict: faster/slower only when the CI
     excludes 0, p < alpha and the change is at least --threshold. Knobs are restored at
     the end, also on failure or Ctrl-C. Exit 1 when a variant failed every run.

@@ -119,6 +119,7 @@ def sweep_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 _METHOD_TEXT = {
     "median": "median of per-round ratios, exact order-statistic CI, sign test p",
+    "welsch": "Welsch M-estimate of per-round ratios, sign-flip randomization test p and the CI inverted from it",
     "trimmed": "20% trimmed geometric mean of per-round ratios, BCa bootstrap CI, Wilcoxon signed-rank p",
     "mean": "geometric mean of per-round ratios, BCa bootstrap CI, Wilcoxon signed-rank p",
 }
@@ -138,6 +139,6 @@ def ratio_method_text(data: dict[str, Any]) -> str:
     auto = data.get("estimator") == "auto"
     if len(used) == 1:
         (est,) = used
-        return _METHOD_TEXT.get(est, est) + (" (auto: heavy-tailed rounds)" if auto and est == "median" else "")
+        return _METHOD_TEXT.get(est, est) + (" (auto: heavy-tailed rounds)" if auto and est == "welsch" else "")
     return "; ".join(f"{', '.join(names)}: {_METHOD_TEXT.get(est, est)}" for est, names in used.items()) + (
-        " (auto: median where the rounds' tails are heavy)" if auto else "")
+        " (auto: Welsch where the rounds' tails are heavy)" if auto else "")

@@ -11,8 +11,9 @@ COLUMNS = [
     "sweep_name", "sweep_value", "variant", "reference", "metric", "unit", "goal", "n", "failed_runs",
     "mean", "median", "stddev", "stddev_over_mean_pct", "min", "max", "p95", "p99", "wall_mean_s",
     "ratio", "change_pct", "ci_low_pct", "ci_high_pct", "p_value", "verdict", "mde_pct", "opt_over_default_pct",
-    # Last, so older readers keep their column positions: what `auto` resolved to (median =
-    # exact CI + sign test; trimmed/mean = BCa bootstrap + Wilcoxon).
+    # Last, so older readers keep their column positions: what `auto` resolved to (welsch =
+    # randomization test + inverted CI; median = exact CI + sign test; trimmed/mean = BCa
+    # bootstrap + Wilcoxon).
     "estimator",
 ]
 

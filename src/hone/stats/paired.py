@@ -23,10 +23,19 @@ Estimators (what "the ratio", its CI and its test are):
   tails (Laplace-like), which is what CPU time on this VM gives — the host moves the vCPU
   between speed levels every ~0.2–1 s, so most rounds pair tightly (±1–2%) and the rounds
   that straddle a switch are off by 10–25%.
-* ``auto`` — Hogg's adaptive choice (Hogg, Fisher & Randles 1975): ``median`` when the
+* ``welsch`` — the Welsch (Gaussian-kernel) redescending M-estimate of the log ratios, a
+  sign-flip randomization test of its score and the CI from inverting that test. The ψ width
+  is :data:`WELSCH_WIDTH` × the rounds' own spread (1.4826·median|x − centre|), so it finds
+  the tight core of rounds that paired cleanly and gives the rounds that straddled a host
+  speed change almost no weight, where the median still counts their signs. The test is
+  exact by design: "no difference" makes each round's sign a fair coin (the variants ran in
+  a random order), so flipping signs at random — all 2ⁿ patterns up to n = 12, else
+  :data:`SIGN_FLIP_DRAWS` seeded draws — gives the statistic's null distribution, whatever
+  the shape of the noise.
+* ``auto`` — Hogg's adaptive choice (Hogg, Fisher & Randles 1975): ``welsch`` when the
   rounds' tail ratio (:func:`tail_ratio`) exceeds :data:`HEAVY_TAIL`, else ``trimmed``. The
   tail ratio depends only on |log ratio|, which under "no difference" (a distribution
-  symmetric about 0) is independent of the signs both tests look at, so choosing the test
+  symmetric about 0) is independent of the signs the tests look at, so choosing the test
   from it keeps the false-positive rate at ``alpha``.
 """
 
@@ -42,7 +51,7 @@ import numpy as np
 from scipy import stats as sps
 
 Goal = Literal["minimize", "maximize"]
-Estimator = Literal["mean", "trimmed", "median", "auto"]
+Estimator = Literal["mean", "trimmed", "median", "welsch", "auto"]
 ESTIMATORS: tuple[str, ...] = get_args(Estimator)
 Verdict = Literal["faster", "slower", "no difference", "inconclusive"]
 
@@ -61,6 +70,14 @@ TRIM = 0.2
 HEAVY_TAIL = 1.25
 # 1.4826·median|x| is the normal-consistent scale of |x| (MAD about 0).
 _MAD_NORMAL = 1.4826
+# Width of the Welsch ψ as a share of the rounds' spread. Measured on this VM's CPU-time
+# pools (benchmarks/stats-pools): 0.5 finds the core of cleanly paired rounds; 0.5–0.6 and a
+# fixed 2.5% gave the same power within the noise of the measurement, 1× lost 5–25 points.
+WELSCH_WIDTH = 0.5
+# Random sign patterns for the randomization test above EXACT_FLIP_MAX_N rounds. The
+# Monte-Carlo p-value (1 + hits)/(draws + 1) is itself a valid p-value at any draw count.
+SIGN_FLIP_DRAWS = 4000
+EXACT_FLIP_MAX_N = 12
 
 
 @dataclass(frozen=True)
@@ -141,11 +158,14 @@ def wilcoxon_p(logr: np.ndarray) -> float:
 
 
 def location(logr: np.ndarray, estimator: Estimator = "mean", axis: int = -1) -> Any:
-    """Mean, 20% trimmed mean or median of log ratios along ``axis``."""
+    """Mean, 20% trimmed mean or median of log ratios along ``axis`` (the Welsch
+    M-estimate of a 1-D sample)."""
     if estimator == "trimmed":
         return sps.trim_mean(logr, TRIM, axis=axis)
     if estimator == "median":
         return np.median(logr, axis=axis)
+    if estimator == "welsch":
+        return welsch_location(logr)
     return np.mean(logr, axis=axis)
 
 
@@ -170,7 +190,7 @@ def resolve_estimator(logr: np.ndarray, estimator: Estimator) -> tuple[Estimator
     if estimator != "auto":
         return estimator, math.nan
     r = tail_ratio(logr)
-    return ("median" if r > HEAVY_TAIL else "trimmed"), r
+    return ("welsch" if r > HEAVY_TAIL else "trimmed"), r
 
 
 def sign_test_p(logr: np.ndarray) -> float:
@@ -203,12 +223,126 @@ def median_ci(logr: np.ndarray, confidence: float = 0.95) -> tuple[float, float]
     return (float(srt[k]), float(srt[n - 1 - k]))
 
 
+def welsch_width(resid: np.ndarray) -> float:
+    """Width c of the Welsch ψ for residuals ``resid``: :data:`WELSCH_WIDTH` × their
+    normal-consistent spread about 0 (mean |r| when more than half are exactly 0, as timer
+    ties give; 0 when all are)."""
+    a = np.abs(resid)
+    spread = float(np.median(a)) if a.size else 0.0
+    if spread == 0.0:
+        spread = float(a.mean()) if a.size else 0.0
+    return WELSCH_WIDTH * _MAD_NORMAL * spread
+
+
+def _welsch_psi(r: np.ndarray, c: float) -> np.ndarray:
+    return r * np.exp(-0.5 * (r / c) ** 2)
+
+
+def welsch_location(logr: np.ndarray, max_iter: int = 200) -> float:
+    """Welsch M-estimate of location: iteratively reweighted mean from the median, weights
+    exp(−½((x − μ)/c)²) with c = :func:`welsch_width` of the residuals about the median
+    (Hampel's advice: start a redescending estimator at the median, scale from the MAD)."""
+    x = np.asarray(logr, dtype=float)
+    if x.size == 0:
+        return math.nan
+    mu = float(np.median(x))
+    c = welsch_width(x - mu)
+    if c == 0.0:
+        return mu
+    for _ in range(max_iter):
+        w = np.exp(-0.5 * ((x - mu) / c) ** 2)
+        nxt = float(np.dot(w, x) / w.sum())
+        if abs(nxt - mu) <= 1e-12 * max(1.0, abs(mu)):
+            return nxt
+        mu = nxt
+    return mu
+
+
+def sign_patterns(n: int, seed: int | None = 0) -> tuple[np.ndarray, bool]:
+    """±1 sign patterns for the randomization test and whether they are all 2ⁿ of them
+    (n ≤ :data:`EXACT_FLIP_MAX_N`) or :data:`SIGN_FLIP_DRAWS` seeded random draws."""
+    if n <= EXACT_FLIP_MAX_N:
+        bits = (np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1
+        return 1.0 - 2.0 * bits, True
+    rng = np.random.default_rng(seed)
+    return np.where(rng.random((SIGN_FLIP_DRAWS, n)) < 0.5, -1.0, 1.0), False
+
+
+def welsch_test_p(logr: np.ndarray, shift: float = 0.0, patterns: tuple[np.ndarray, bool] | None = None,
+                  seed: int | None = 0) -> float:
+    """Two-sided sign-flip randomization p-value of "the log ratios are symmetric about
+    ``shift``", statistic |Σ ψ(x − shift)| with the Welsch ψ of width
+    :func:`welsch_width` (x − shift). The width depends on |x − shift| only, so it is the
+    same for every sign pattern and the test stays exact."""
+    r = np.asarray(logr, dtype=float) - shift
+    if r.size == 0:
+        return 1.0
+    c = welsch_width(r)
+    if c == 0.0:
+        return 1.0
+    signs, exact = patterns if patterns is not None else sign_patterns(r.size, seed)
+    psi = _welsch_psi(r, c)
+    observed = abs(float(psi.sum()))
+    # Ties (symmetric data) must count as "as extreme": compare with a rounding margin.
+    hits = int(np.sum(np.abs(signs @ psi) >= observed - 1e-12 * float(np.abs(psi).sum())))
+    return hits / signs.shape[0] if exact else (hits + 1) / (signs.shape[0] + 1)
+
+
+def welsch_ci(logr: np.ndarray, confidence: float = 0.95, seed: int | None = 0,
+              centre: float | None = None) -> tuple[float, float]:
+    """CI of the Welsch location by test inversion: the shifts the randomization test of
+    :func:`welsch_test_p` does not reject at 1 − ``confidence`` (the same sign patterns for
+    every shift). Each bound is found by bisection between the estimate and a shift beyond
+    the data; infinite when even that is not rejected (too few rounds)."""
+    x = np.asarray(logr, dtype=float)
+    if x.size == 0:
+        return (math.nan, math.nan)
+    alpha = 1.0 - confidence
+    patterns = sign_patterns(x.size, seed)
+    mu = welsch_location(x) if centre is None else centre
+    span = float(np.ptp(x)) or max(abs(mu), 1e-12)
+
+    def accepted(shift: float) -> bool:
+        return welsch_test_p(x, shift, patterns) > alpha
+
+    if not accepted(mu):  # only with pathological ties; the estimate is the best we have
+        return (mu, mu)
+    bounds = []
+    for direction in (-1.0, 1.0):
+        outer = (float(x.min()) if direction < 0 else float(x.max())) + direction * span
+        if accepted(outer):
+            bounds.append(direction * math.inf)
+            continue
+        inner = mu
+        for _ in range(50):
+            mid = 0.5 * (inner + outer)
+            if accepted(mid):
+                inner = mid
+            else:
+                outer = mid
+            if abs(outer - inner) <= 1e-9 * span:
+                break
+        bounds.append(inner)
+    return (bounds[0], bounds[1])
+
+
 def location_se(logr: np.ndarray, estimator: Estimator = "mean") -> float:
     """Standard error of :func:`location`: sd/√n, the winsorized sd/((1−2g)√n) when trimmed,
-    or the half-width of the exact 95% median CI over 1.96 for the median."""
+    the half-width of the exact 95% median CI over 1.96 for the median, or the asymptotic
+    M-estimator standard error for ``welsch``."""
     n = logr.size
     if n < 2:
         return math.nan
+    if estimator == "welsch":
+        # Asymptotic M-estimator variance E[ψ²]/E[ψ']² over n, at the estimate's residuals.
+        r = logr - welsch_location(logr)
+        c = welsch_width(r)
+        if c > 0:
+            e = np.exp(-0.5 * (r / c) ** 2)
+            slope = float(np.mean((1 - (r / c) ** 2) * e))
+            if slope > 0:
+                return math.sqrt(float(np.mean((r * e) ** 2)) / n) / slope
+        estimator = "median"
     if estimator == "median":
         lo, hi = median_ci(logr, 0.95)
         return (hi - lo) / (2 * float(sps.norm.ppf(0.975))) if math.isfinite(hi - lo) else math.nan
@@ -298,8 +432,9 @@ def compare_paired(
     ``estimator="mean"`` (the contract) makes ``ratio`` the geometric mean of per-round
     ratios; ``"trimmed"`` uses the 20% trimmed mean of the log ratios for the ratio, its
     CI and the detectable effect (robust to rounds wrecked by other work on the machine);
-    ``"median"`` the median, its exact CI and the sign test; ``"auto"`` picks ``median`` or
-    ``trimmed`` from the tails of these rounds (the module docstring says why that is
+    ``"median"`` the median, its exact CI and the sign test; ``"welsch"`` the Welsch
+    M-estimate, its randomization test and the CI inverted from it; ``"auto"`` picks
+    ``welsch`` or ``trimmed`` from the tails of these rounds (the module docstring says why that is
     sound). The result's ``estimator`` is the one actually used.
 
     ``threshold`` is the practical effect as a fraction (0.01 = 1%). Pairs with a value
@@ -326,13 +461,16 @@ def compare_paired(
     if used == "median":
         lo, hi = median_ci(logr, confidence)
         p = sign_test_p(logr)
+    elif used == "welsch":
+        lo, hi = welsch_ci(logr, confidence, seed=seed, centre=mean)
+        p = welsch_test_p(logr, seed=seed)
     else:
         lo, hi = bootstrap_mean_ci(logr, confidence=confidence, n_resamples=n_resamples, seed=seed, estimator=used)
         p = wilcoxon_p(logr)
     sd = float(logr.std(ddof=1)) if n > 1 else math.nan
     mde_log = minimal_detectable_log_effect(
-        sd, n, alpha, se=location_se(logr, used) if used in ("trimmed", "median") else None)
-    test = "sign test" if used == "median" else "signed-rank test"
+        sd, n, alpha, se=location_se(logr, used) if used != "mean" else None)
+    test = {"median": "sign test", "welsch": "randomization test"}.get(used, "signed-rank test")
     # A threshold-sized change in % corresponds to this |log ratio|, in either direction.
     thr_log = min(abs(math.log1p(threshold)), abs(math.log1p(-threshold))) if threshold < 1 else math.inf
 
@@ -344,7 +482,8 @@ def compare_paired(
         reason = f"{n} usable rounds: the {test} needs at least {min_rounds_for_alpha(alpha)}"
     elif ci_excludes_zero != significant:
         verdict = "inconclusive"
-        reason = f"the {'exact' if used == 'median' else 'bootstrap'} CI and the {test} disagree"
+        ci_kind = {"median": "exact", "welsch": "test-inversion"}.get(used, "bootstrap")
+        reason = f"the {ci_kind} CI and the {test} disagree"
     elif significant and abs(mean) >= thr_log:
         better = mean < 0 if goal == "minimize" else mean > 0
         verdict = "faster" if better else "slower"
