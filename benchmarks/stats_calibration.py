@@ -36,10 +36,9 @@ from scipy import stats as sps
 from hone.run.benchmark import Measurement
 from hone.run.process import run_process
 from hone.run.schedule import Variant, run_interleaved
-from hone.stats.paired import HEAVY_TAIL, compare_paired, location_se, resolve_estimator
+from hone.stats.paired import ESTIMATORS, HEAVY_TAIL, compare_paired, location_se, resolve_estimator
 
 VERDICTS = ("faster", "slower", "no difference", "inconclusive")
-ESTIMATOR = "auto"  # what `hone compare` uses by default
 SPIN_C = r"""
 #include <stdlib.h>
 int main(int argc, char **argv) {
@@ -132,6 +131,8 @@ def main() -> int:
     ap.add_argument("--aa-rounds", type=int, default=20, help="rounds per A/A experiment (default 20)")
     ap.add_argument("--target-ms", type=float, default=15.0, help="CPU time per run of A, in ms")
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--estimator", choices=ESTIMATORS, default="auto",
+                    help="compare_paired estimator (default auto, what `hone compare` uses)")
     ap.add_argument("--save-pool", type=Path, help="write the measured pools (CPU seconds) to this .npz")
     ap.add_argument("--load-pool", type=Path, help="re-analyse pools saved by --save-pool instead of measuring")
     args = ap.parse_args()
@@ -180,9 +181,9 @@ def main() -> int:
           f"first rounds: {' | '.join(','.join(o) for o in orders[:5])} …")
     print(f"experiments resample real measured rounds from that pool (without replacement within an "
           f"experiment; rounds keep their pairing); verdict rule: CI excludes 0, test p < {alpha}, "
-          f"|effect| ≥ {threshold:.0%}; estimator {ESTIMATOR} (hone compare's default: per experiment, the Welsch "
-          f"M-estimate + sign-flip randomization test + its inverted CI when its rounds' tail ratio > {HEAVY_TAIL}, "
-          f"else the 20% trimmed mean + BCa "
+          f"|effect| ≥ {threshold:.0%}; estimator {args.estimator} (auto = hone compare's default: per experiment, "
+          f"the Welsch M-estimate + sign-flip randomization test + its inverted CI when its rounds' tail ratio > "
+          f"{HEAVY_TAIL}, else the 20% trimmed mean + BCa "
           f"bootstrap CI (2000 resamples) + Wilcoxon)")
 
     rounds_idx = list(range(args.pool_rounds))
@@ -192,7 +193,7 @@ def main() -> int:
         for e in range(args.experiments):
             idx = rng.sample(rounds_idx, n)
             c = compare_paired(cpu[ref][idx], cpu[cand][idx], threshold=threshold, alpha=alpha, seed=e,
-                               estimator=ESTIMATOR)
+                               estimator=args.estimator)
             counts[c.verdict] += 1
         return counts
 
@@ -211,7 +212,7 @@ def main() -> int:
         flip = np.array([rng.random() < 0.5 for _ in idx])
         a, a2 = cpu["A"][idx], cpu["A'"][idx]
         swapped[compare_paired(np.where(flip, a2, a), np.where(flip, a, a2), threshold=threshold, alpha=alpha,
-                               seed=e, estimator=ESTIMATOR).verdict] += 1
+                               seed=e, estimator=args.estimator).verdict] += 1
     print("  " + rate_line("same, A/A' labels swapped at random within rounds (pool offset removed)",
                            swapped["faster"] + swapped["slower"], args.experiments))
 
@@ -220,7 +221,7 @@ def main() -> int:
     for e in range(args.experiments):
         s = rng.randrange(0, args.sequential_runs - n + 1)
         counts[compare_paired(seq[0][s:s + n], seq[1][s:s + n], threshold=threshold, alpha=alpha,
-                              seed=e, estimator=ESTIMATOR).verdict] += 1
+                              seed=e, estimator=args.estimator).verdict] += 1
     print(f"  contrast, all A then all A' ({args.sequential_runs}+{args.sequential_runs} runs, windows of {n}): "
           + rate_line("false rate", counts["faster"] + counts["slower"], args.experiments))
 
@@ -240,7 +241,7 @@ def main() -> int:
     # spread the trimmed estimator sees (its standard error x √n over the whole pool).
     pool_lr = np.log(cpu["B"] / cpu["A@B"])
     pool_lr = pool_lr[np.isfinite(pool_lr)]
-    used, tails = resolve_estimator(pool_lr, ESTIMATOR)
+    used, tails = resolve_estimator(pool_lr, args.estimator)
     sd_robust = location_se(pool_lr, used) * math.sqrt(pool_lr.size)
     effect, z = math.log1p(0.02), sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(0.8)
     need = (z * sd_robust / effect) ** 2
