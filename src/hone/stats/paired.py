@@ -305,8 +305,8 @@ def welsch_ci(logr: np.ndarray, confidence: float = 0.95, seed: int | None = 0,
     def accepted(shift: float) -> bool:
         return welsch_test_p(x, shift, patterns) > alpha
 
-    if not accepted(mu):  # only with pathological ties; the estimate is the best we have
-        return (mu, mu)
+    if not accepted(mu):  # never seen on real rounds; no interval around the estimate to report
+        return (math.nan, math.nan)
     bounds = []
     for direction in (-1.0, 1.0):
         outer = (float(x.min()) if direction < 0 else float(x.max())) + direction * span
