@@ -313,46 +313,222 @@ def run_hone_rep(problem: Problem, seed: int, budget: int, noise: float) -> list
     return recs
 
 
-def run_hone_tpe(problem: Problem, seed: int, budget: int, noise: float) -> list[dict[str, Any]]:
-    return _run_optuna(problem, seed, budget, noise, _hone_sampler(seed), race=False)
+CONF_R = 3  # hone-conf: a leading configuration is measured up to 3 times
 
 
-def run_atune(problem: Problem, seed: int, budget: int, noise: float) -> list[dict[str, Any]]:
-    from skopt import Optimizer
-    from skopt.space import Categorical, Real
-    from skopt.utils import cook_estimator
+class _ConfGPSampler:
+    """hone-conf: hone's GP sampler + confirmation of the leader under detected noise.
 
+    Noise gate as ``hone-rep``: the GP's fitted noise (standardised) above 1e-3 until some
+    configuration has been measured twice, then the replicates (pooled relative sd > 1e-3;
+    exact replicates close it for good). With noise, the configuration with the lowest mean
+    is measured again (the next trial) while it has fewer than ``CONF_R`` measurements — a
+    lucky single measurement that takes the lead is checked at once instead of every 3rd
+    trial; otherwise the usual log-EI suggestion."""
+
+    def __new__(cls, seed: int, budget: int, r: int = CONF_R) -> Any:
+        from hone.tune.gp import HoneGPSampler, _columns
+
+        base = make_sampler("auto", seed=seed, n_trials=budget)
+
+        class Conf(HoneGPSampler):
+            def _sample_relative(self, study, trial, search_space):  # type: ignore[no-untyped-def]
+                if search_space and len(study.directions) == 1 and trial.number >= self._n_startup:
+                    groups = _rep_groups(study)
+                    cv = _rep_cv(groups)
+                    noisy_ = False
+                    if cv is None and groups:
+                        cols = _columns(search_space)
+                        data = self._observations(study, study.get_trials(deepcopy=False), cols,
+                                                  with_running=False)
+                        if data is not None and len(data[1]) >= 2:
+                            noisy_ = float(self._fit(cols, data).kernel_.k2.noise_level) > REP_NOISE_GATE
+                    elif cv is not None:
+                        noisy_ = cv > 1e-3
+                    if noisy_:
+                        lead = min(groups, key=lambda k: (statistics.fmean(float(t.values[0]) for t in groups[k]),
+                                                          groups[k][0].number))
+                        if len(groups[lead]) < r and all(n in search_space for n, _ in lead):
+                            return dict(lead)
+                return super()._sample_relative(study, trial, search_space)
+
+        conf = Conf.__new__(Conf)
+        conf.__dict__.update(base.__dict__)
+        return conf
+
+
+def run_hone_conf(problem: Problem, seed: int, budget: int, noise: float, r: int = CONF_R) -> dict[str, Recs]:
+    """``hone`` + confirming the leader under detected noise (``_ConfGPSampler``). Judged by
+    two rules on the same search: ``hone-conf`` = the lowest mean among configurations
+    measured more than once when the replicates disagree (else the best observation),
+    ``hone-conf-se`` = the lowest mean·(1 + cv/√n) (``_rep_best``)."""
     obs_rng = np.random.default_rng(seed + 10_000)
-    names = list(problem.space)
-    # A-Tune: every discrete knob (ints included) becomes an unordered Categorical
-    dims = [Categorical(list(values), name=n) if kind != "real" else Real(*values, name=n)
-            for n, (kind, values) in problem.space.items()]
-    from skopt.space import Space
+    study = optuna.create_study(sampler=_ConfGPSampler(seed, budget, r))
+    dists = _distributions(problem)
+    tag = "hone-conf" if r == CONF_R else f"hone-conf{r}"
+    out: dict[str, Recs] = {tag: [], f"{tag}-se": []}
+    for _ in range(budget):
+        trial = study.ask(dists)
+        study.tell(trial, noisy(problem, _decode(problem, trial.params), obs_rng, noise))
+        groups = _rep_groups(study)
+        cv = _rep_cv(groups)
+        pool = {k: v for k, v in groups.items() if len(v) > 1} if cv else {}
+        pool = pool or groups
+        means = {k: (statistics.fmean(float(t.values[0]) for t in v), v[0].number) for k, v in groups.items()}
+        out[tag].append(_decode(problem, dict(min(pool, key=means.__getitem__))))
+        out[f"{tag}-se"].append(_decode(problem, dict(_rep_best(groups, cv))))
+    return out
 
-    est = cook_estimator("GP", space=Space(dims), random_state=seed, noise=1e-9)
-    # Cost cuts (the GP itself is A-Tune's): one kernel fit per step instead of 3 restarts,
-    # EI instead of the gp_hedge portfolio, acquisition over 1000 random candidates instead of
-    # 10000. With all-categorical spaces skopt uses a Hamming kernel, which is slow to fit;
-    # without these cuts one 120-evaluation run took >10 minutes on this machine.
-    est.n_restarts_optimizer = 0
-    opt = Optimizer(dims, base_estimator=est, n_initial_points=20, random_state=seed, acq_optimizer="sampling",
-                    acq_func="EI", acq_optimizer_kwargs={"n_points": 1000})
+
+def _tr_length(y: np.ndarray, start: int) -> float:
+    """TuRBO-style trust-region length (share of each ordered knob's range) from the
+    observation history (y minimised): halved after 3 trials in a row without a new best,
+    doubled after 2 new bests in a row, within [1/64, 1/2]."""
+    length, wins, fails = 0.25, 0, 0
+    best = float(np.min(y[:start])) if start else math.inf
+    for v in y[start:]:
+        if v < best - 1e-3 * abs(best):
+            best, wins, fails = float(v), wins + 1, 0
+        else:
+            best, wins, fails = min(best, float(v)), 0, fails + 1
+        if fails >= 3:
+            length, fails = max(length / 2, 1 / 64), 0
+        if wins >= 2:
+            length, wins = min(length * 2, 0.5), 0
+    return length
+
+
+class _TRGPSampler:
+    """hone-tr / hone-tra: hone's GP sampler + trust-region candidates around the incumbent
+    (the best observation): 500 points, each ordered knob moved with probability
+    min(1, 2/d) by a Gaussian step of ``length`` × its range, a categorical re-drawn with
+    probability 1/d. ``restrict``: every 2nd trial EI is maximised over these points only
+    (forced local step), else they join the usual candidates."""
+
+    def __new__(cls, seed: int, budget: int, restrict: bool) -> Any:
+        from hone.tune.gp import ENUMERATE_LIMIT, HoneGPSampler, log_expected_improvement
+
+        base = make_sampler("auto", seed=seed, n_trials=budget)
+
+        class TR(HoneGPSampler):
+            def _ei_argmax(self, cols, data, rng, seen):  # type: ignore[no-untyped-def]
+                n_space = math.prod(c.size for c in cols) if all(c.size for c in cols) else math.inf
+                if n_space <= ENUMERATE_LIMIT:
+                    return super()._ei_argmax(cols, data, rng, seen)
+                levels, y = data
+                n_obs = len(y)
+                if restrict and n_obs % 2:
+                    gp = self._fit(cols, data)
+                    best = float(np.min(gp.predict(self._encode(cols, levels))))
+                    cands = self._tr_points(cols, levels, y, rng)
+                    mu, sd = gp.predict(self._encode(cols, cands), return_std=True)
+                    sc = log_expected_improvement(mu, sd, best)
+                    sc = np.where([tuple(r) not in seen for r in cands.tolist()], sc, -np.inf)
+                    if np.isfinite(sc).any():
+                        return cands[int(np.argmax(sc))].tolist()
+                    return super()._ei_argmax(cols, data, rng, seen)
+                if not restrict:
+                    self._extra = self._tr_points(cols, levels, y, rng)
+                return super()._ei_argmax(cols, data, rng, seen)
+
+            def _tr_points(self, cols, levels, y, rng):  # type: ignore[no-untyped-def]
+                inc = levels[int(np.argmin(y))]
+                length = _tr_length(y, self._n_startup)
+                d = len(cols)
+                pts = np.repeat(inc[None, :], 500, axis=0)
+                for i, c in enumerate(cols):
+                    if c.categorical:
+                        move = rng.random(500) < 1 / d
+                        pts[move, i] = rng.integers(c.size, size=int(move.sum()))
+                    else:
+                        move = rng.random(500) < min(1.0, 2 / d)
+                        top = (c.size - 1) if c.size else 1.0
+                        step = rng.normal(0, length * top, size=int(move.sum()))
+                        new = pts[move, i] + step
+                        pts[move, i] = np.clip(np.round(new) if c.size else new, 0, top)
+                return pts
+
+            @staticmethod
+            def _random_levels(cols, rng, n):  # type: ignore[no-untyped-def]
+                return HoneGPSampler._random_levels(cols, rng, n)
+
+        tr = TR.__new__(TR)
+        tr.__dict__.update(base.__dict__)
+        tr._extra = None
+        if not restrict:
+            # the extra points join the random candidates of the next _ei_argmax call
+            orig = tr._random_levels
+
+            def random_levels(cols, rng, n, _orig=orig, _tr=tr):  # type: ignore[no-untyped-def]
+                out = _orig(cols, rng, n)
+                if n > 1 and _tr._extra is not None:
+                    out, _tr._extra = np.vstack([out, _tr._extra]), None
+                return out
+
+            tr._random_levels = random_levels
+        return tr
+
+
+def run_hone_tr(problem: Problem, seed: int, budget: int, noise: float, restrict: bool) -> Recs:
+    obs_rng = np.random.default_rng(seed + 10_000)
+    study = optuna.create_study(sampler=_TRGPSampler(seed, budget, restrict))
+    dists = _distributions(problem)
     recs, best = [], (math.inf, None)
     for _ in range(budget):
-        x = opt.ask()
-        cfg = dict(zip(names, x, strict=True))
+        trial = study.ask(dists)
+        cfg = _decode(problem, trial.params)
         y = noisy(problem, cfg, obs_rng, noise)
-        opt.tell(x, y)
+        study.tell(trial, y)
         if y < best[0]:
             best = (y, cfg)
         recs.append(best[1])
     return recs
 
 
+def run_hone_tpe(problem: Problem, seed: int, budget: int, noise: float) -> list[dict[str, Any]]:
+    return _run_optuna(problem, seed, budget, noise, _hone_sampler(seed), race=False)
+
+
+def run_atune(problem: Problem, seed: int, budget: int, noise: float) -> list[dict[str, Any]]:
+    """A-Tune's engine as ``analysis/optimizer/optimizer.py`` (engine "bayes") calls it:
+    ``normalize_dimensions`` of the knob space, ``cook_estimator("GP", noise=0.00001 ** 2)``,
+    ``Optimizer(n_random_starts=20, base_estimator=...)`` with skopt's defaults (gp_hedge,
+    10,000 candidate points, 2 kernel-fit restarts); every discrete knob, ints included, an
+    unordered ``Categorical``. Seeded per run (A-Tune fixes ``random_state=1``). skopt's
+    categorical GP is made fast with exact matrix forms (``atune_fast``), nothing else changes."""
+    import atune_fast
+    from skopt import Optimizer
+    from skopt.space import Categorical
+    from skopt.utils import cook_estimator, normalize_dimensions
+    from threadpoolctl import threadpool_limits
+
+    atune_fast.patch()
+    obs_rng = np.random.default_rng(seed + 10_000)
+    names = list(problem.space)
+    space = normalize_dimensions([Categorical(list(values), name=n) for n, (_, values) in problem.space.items()])
+    est = cook_estimator("GP", space=space, noise=0.00001 ** 2, random_state=seed)
+    opt = Optimizer(dimensions=space, n_random_starts=20, random_state=seed, base_estimator=est)
+    recs, best = [], (math.inf, None)
+    with threadpool_limits(1):
+        for _ in range(budget):
+            x = opt.ask()
+            cfg = dict(zip(names, x, strict=True))
+            y = noisy(problem, cfg, obs_rng, noise)
+            opt.tell(x, y)
+            if y < best[0]:
+                best = (y, cfg)
+            recs.append(best[1])
+    return recs
+
+
 # a method returns its recommendation after each evaluation, or several (rule name → list)
 Recs = list[dict[str, Any]]
 METHODS: dict[str, Callable[[Problem, int, int, float], Recs | dict[str, Recs]]] = {
-    "hone": run_hone, "hone-rep": run_hone_rep, "hone-tpe": run_hone_tpe, "hone+race": run_hone_race, "tpe": run_tpe,
+    "hone": run_hone, "hone-rep": run_hone_rep, "hone-conf": run_hone_conf,
+    "hone-conf2": lambda p, s, b, n: run_hone_conf(p, s, b, n, r=2),
+    "hone-tr": lambda p, s, b, n: run_hone_tr(p, s, b, n, restrict=True),
+    "hone-tra": lambda p, s, b, n: run_hone_tr(p, s, b, n, restrict=False),
+    "hone-tpe": run_hone_tpe, "hone+race": run_hone_race, "tpe": run_tpe,
     "tpe-cat": run_tpe_cat, "atune": run_atune,
     "random": run_random,
     "hone-local": lambda p, s, b, n: _run_optuna(p, s, b, n, make_sampler("local", seed=s, n_trials=b), race=False),
@@ -501,6 +677,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--seed0", type=int, default=0, help="first seed (fresh seeds to check a tuned variant)")
     ap.add_argument("--problems", nargs="*", default=list(PROBLEMS))
+    ap.add_argument("--noise", nargs="*", type=float, default=[0.0, NOISE], help="noise levels to run")
     ap.add_argument("--methods", nargs="*", default=list(METHODS))
     ap.add_argument("--tag", default="", help="write results-TAG.json/md (for runs split by method)")
     ap.add_argument("--exclude", nargs="*", help="methods to leave out of --merge")
@@ -526,7 +703,7 @@ def main() -> None:
         print(md + "\n\n" + ver)
         (HERE / args.out).write_text(f"# Tuning benchmark results\n\n{md}\n\n{ver}\n")
         return
-    jobs = [(m, p, n, s, args.budget) for p in args.problems for n in (0.0, NOISE) for m in args.methods
+    jobs = [(m, p, n, s, args.budget) for p in args.problems for n in args.noise for m in args.methods
             for s in range(args.seed0, args.seed0 + args.seeds)]
     t0 = time.perf_counter()
     with Pool(args.jobs) as pool:
