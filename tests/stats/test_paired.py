@@ -224,6 +224,10 @@ def test_welsch_finds_the_core_of_clean_rounds_and_its_ci_covers_the_effect() ->
         assert lo < hi
         covered += lo <= math.log(1.02) <= hi
     assert covered >= 52  # 95% of 60 is 57; allow the binomial spread
+    # The detectable effect comes from that CI, like the median's from its exact CI.
+    ref, cand = _regime_rounds(20, math.log(1.02), 9)
+    w, m = (compare_paired(ref, cand, estimator=e).mde_pct for e in ("welsch", "median"))
+    assert 0.5 * m < w < 1.5 * m
     # Too few rounds for 95%: the inverted test cannot reject anything.
     assert welsch_ci(np.array([0.01, 0.02, 0.03, 0.04, 0.05]), 0.95) == (-math.inf, math.inf)
 

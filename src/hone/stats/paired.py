@@ -326,26 +326,21 @@ def welsch_ci(logr: np.ndarray, confidence: float = 0.95, seed: int | None = 0,
     return (bounds[0], bounds[1])
 
 
-def location_se(logr: np.ndarray, estimator: Estimator = "mean") -> float:
-    """Standard error of :func:`location`: sd/√n, the winsorized sd/((1−2g)√n) when trimmed,
-    the half-width of the exact 95% median CI over 1.96 for the median, or the asymptotic
-    M-estimator standard error for ``welsch``."""
+def location_se(logr: np.ndarray, estimator: Estimator = "mean", *,
+                ci: tuple[float, float] | None = None, confidence: float = 0.95) -> float:
+    """Standard error of :func:`location`: sd/√n, the winsorized sd/((1−2g)√n) when trimmed;
+    for ``median`` and ``welsch`` the half-width of their CI (``ci`` at ``confidence`` when
+    the caller has it, else computed at 95%) over the normal quantile — what their exact
+    tests really resolve, steadier at small n than an asymptotic formula."""
     n = logr.size
     if n < 2:
         return math.nan
-    if estimator == "welsch":
-        # Asymptotic M-estimator variance E[ψ²]/E[ψ']² over n, at the estimate's residuals.
-        r = logr - welsch_location(logr)
-        c = welsch_width(r)
-        if c > 0:
-            e = np.exp(-0.5 * (r / c) ** 2)
-            slope = float(np.mean((1 - (r / c) ** 2) * e))
-            if slope > 0:
-                return math.sqrt(float(np.mean((r * e) ** 2)) / n) / slope
-        estimator = "median"
-    if estimator == "median":
-        lo, hi = median_ci(logr, 0.95)
-        return (hi - lo) / (2 * float(sps.norm.ppf(0.975))) if math.isfinite(hi - lo) else math.nan
+    if estimator in ("median", "welsch"):
+        if ci is None:
+            ci, confidence = (median_ci(logr, 0.95) if estimator == "median" else welsch_ci(logr, 0.95)), 0.95
+        lo, hi = ci
+        z = float(sps.norm.ppf(0.5 + confidence / 2))
+        return (hi - lo) / (2 * z) if math.isfinite(hi - lo) else math.nan
     if estimator == "trimmed":
         k = math.floor(TRIM * n)
         srt = np.sort(logr)
@@ -469,7 +464,9 @@ def compare_paired(
         p = wilcoxon_p(logr)
     sd = float(logr.std(ddof=1)) if n > 1 else math.nan
     mde_log = minimal_detectable_log_effect(
-        sd, n, alpha, se=location_se(logr, used) if used != "mean" else None)
+        sd, n, alpha,
+        se=location_se(logr, used, ci=(lo, hi) if used in ("median", "welsch") else None, confidence=confidence)
+        if used != "mean" else None)
     test = {"median": "sign test", "welsch": "randomization test"}.get(used, "signed-rank test")
     # A threshold-sized change in % corresponds to this |log ratio|, in either direction.
     thr_log = min(abs(math.log1p(threshold)), abs(math.log1p(-threshold))) if threshold < 1 else math.inf
