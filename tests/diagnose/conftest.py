@@ -33,9 +33,14 @@ def c_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="session")
 def caps():  # type: ignore[no-untyped-def]
-    from hone.diagnose.capabilities import probe_capabilities
+    """The capability probe. As root the suite sets up what it needs: tracefs is mounted if a
+    fresh machine has none (syscall tracepoints, off-CPU graphs and bpftrace need it, FIELD-NOTES)
+    and unmounted again at the end, so the machine is left as it was found."""
+    from hone.diagnose.capabilities import TRACEFS, probe_capabilities
 
-    found = probe_capabilities()
+    found = probe_capabilities(allow_mount=True)
     if found.perf is None or not found.cpu_clock_sampling:
         pytest.skip("perf cpu-clock sampling is not available")
-    return found
+    yield found
+    if found.tracefs_mounted_by_hone:
+        subprocess.run(["umount", str(TRACEFS)], check=False, timeout=30)

@@ -18,8 +18,10 @@ def test_doctor_reports_high_kernel_time_for_a_syscall_heavy_program(hone, c_pro
     assert res.code == 0, res.err
     assert "High kernel-time share" in res.out
     doc = json.loads((tmp_path / "doctor.json").read_text())
-    first = doc["findings"][0]
-    assert first["rule"] == "kernel-time"
+    # Both fire on 1-byte writes; which ranks first follows the host's kernel-time share
+    # (55% on one VM, > 80% on another), so the order is not asserted.
+    rules = [f["rule"] for f in doc["findings"]]
+    assert "kernel-time" in rules and "small-io" in rules
     share = doc["profile"]["derived"]["sys_share_pct"]["summary"]["mean"]
     assert share >= 40
     assert (tmp_path / "report.md").read_text().count("High kernel-time share") == 1

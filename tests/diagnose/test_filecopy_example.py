@@ -26,7 +26,7 @@ def test_filecopy_doctor_run_end_to_end(hone, caps, tmp_path: Path) -> None:  # 
     out = example / "out"
     doc = json.loads((out / "doctor.json").read_text())
     rules = [f["rule"] for f in doc["findings"]]
-    assert rules[0] == "kernel-time" and "filesystem" in rules and "small-io" in rules
+    assert {"kernel-time", "filesystem", "small-io"} <= set(rules)  # their order follows the host's sys share
     assert doc["profile"]["derived"]["sys_share_pct"]["summary"]["mean"] >= 40
     by_title = {e["title"]: e for e in doc["experiments"]}
     assert set(by_title) >= {"buffer size"} and any(t.endswith("vs tmpfs") for t in by_title)
