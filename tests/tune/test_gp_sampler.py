@@ -11,7 +11,7 @@ import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
 
-from hone.tune.gp import HoneGPSampler, log_expected_improvement
+from hone.tune.gp import TR_CANDIDATES, HoneGPSampler, _columns, log_expected_improvement, trust_region_length
 from hone.tune.samplers import make_sampler
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
@@ -173,3 +173,59 @@ def test_multi_objective_studies_go_to_the_fallback_sampler():
         t = study.ask({"x": IntDistribution(0, 9)})
         study.tell(t, [t.params["x"], t.params["x"] ** 2])
     assert len(study.trials) == 10 and all(t.state == TrialState.COMPLETE for t in study.trials)
+
+
+def test_trust_region_length_shrinks_when_stalled_and_grows_on_a_streak():
+    assert trust_region_length(np.array([5.0, 4.0]), start=2) == 0.25  # no history after the starts
+    stalled = np.array([1.0] + [2.0] * 6)  # 6 trials without a new best: halved twice
+    assert trust_region_length(stalled, start=1) == pytest.approx(0.0625)
+    assert trust_region_length(np.array([1.0] + [2.0] * 60), start=1) == pytest.approx(1 / 64)  # the floor
+    streak = np.array([10.0, 9.0, 8.0, 7.0, 6.0, 5.0, 4.0])  # 6 new bests in a row: doubled 3x, capped
+    assert trust_region_length(streak, start=1) == 0.5
+    assert trust_region_length(np.array([1.0, 0.99999]), start=1) == 0.25  # a 1e-5 gain is no new best
+
+
+def _big_int_study(seed: int) -> optuna.Study:
+    """Observations on a space too large to enumerate (64^4 × 3): the trust-region path."""
+    dists = {f"x{i}": IntDistribution(0, 63) for i in range(4)} | {"c": CategoricalDistribution(["a", "b", "c"])}
+    rng = np.random.default_rng(seed)
+    study = optuna.create_study()
+    for _ in range(12):
+        p = {f"x{i}": int(rng.integers(64)) for i in range(4)} | {"c": str(rng.choice(["a", "b", "c"]))}
+        value = 1.0 + sum((p[f"x{i}"] - 20) ** 2 for i in range(4)) / 1e3 + (p["c"] != "b")
+        study.add_trial(create_trial(params=p, distributions=dists, value=value))
+    return study
+
+
+def test_same_seed_and_observations_give_the_same_suggestion_with_the_trust_region(monkeypatch):
+    study = _big_int_study(0)
+    dists = study.trials[0].distributions
+    calls = []
+    original = HoneGPSampler._trust_region_points
+    monkeypatch.setattr(HoneGPSampler, "_trust_region_points",
+                        lambda self, *a: calls.append(1) or original(self, *a))
+    picks = []
+    for _ in range(2):  # fresh samplers: the suggestion depends on (seed, observations) alone
+        clone = optuna.create_study(sampler=HoneGPSampler(seed=3))
+        clone.add_trials(study.trials)
+        picks.append(clone.ask(dists).params)
+    assert picks[0] == picks[1]
+    assert len(calls) == 2  # the path with trust-region candidates
+
+
+def test_trust_region_points_stay_in_the_domain_around_the_best_observation():
+    study = _big_int_study(1)
+    sampler = HoneGPSampler(seed=0)
+    cols = _columns(study.trials[0].distributions)
+    levels, y, n_done = sampler._observations(study, study.trials, cols, with_running=False)
+    assert n_done == len(y) == 12
+    pts = sampler._trust_region_points(cols, levels, y, np.random.default_rng(0))
+    assert pts.shape == (TR_CANDIDATES, len(cols))
+    for i, c in enumerate(cols):
+        assert pts[:, i].min() >= 0 and pts[:, i].max() <= c.size - 1
+        assert np.all(pts[:, i] == np.round(pts[:, i]))
+    inc = levels[int(np.argmin(y))]
+    # 5 knobs, ordered ones moved with probability 2/5 by N(0, 0.25 × 63): most points stay close
+    ordered = [i for i, c in enumerate(cols) if not c.categorical]
+    dist = np.abs(pts[:, ordered] - inc[ordered]).max(axis=1)
+    assert np.median(dist) < 0.25 * 63 and (dist > 0).mean() > 0.5
