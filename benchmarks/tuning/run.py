@@ -16,8 +16,14 @@ Methods:
   GP (noise 1e-9), 20 random starts, discrete ints as categoricals; best observation.
 * ``hone`` — what ``hone tune --sampler auto`` searches with: hone's GP sampler
   (``hone.tune.gp``: scikit-learn GP, ordered/log encoding, estimated noise, 5 Latin-hypercube
-  starts, log-EI); recommends its best observation (the real ``hone tune`` then confirms the
-  top candidates against the baseline, which is not modelled here). The same runs also judge
+  starts, log-EI; in spaces too large to enumerate, EI candidates include 500 trust-region
+  points around the best observation since 2026-11-23); recommends its best observation (the
+  real ``hone tune`` then confirms the top candidates against the baseline, which is not
+  modelled here). ``hone-notr`` = the same without the trust-region points (``hone`` until
+  2026-11-23; its rows on the synthetic problems were measured as ``hone``). ``hone-tr`` /
+  ``hone-tra`` rows: the trust-region variants as first measured, a subclass trick in this
+  file (git history before 2026-11-23); ``hone-tra`` is what ``hone.tune.gp`` does now (same
+  suggestions, checked trial by trial). ``hone-s3``: 3 starts instead of 5. The same runs also judge
   two posterior-mean recommendations, ``hone-gp-pm5`` (best posterior mean among the 5
   best-observed) and ``hone-gp-pm`` (among all): measured, not kept (worse on the tables).
   Rows from before the switch (results-s20/fast/fresh.json, 2026-11-22) were TPE: they are
@@ -282,7 +288,7 @@ class _RepGPSampler:
                                                   with_running=False)
                         noisy_ = False
                         if data is not None and len(data[1]) >= 2:
-                            gp = self._fit(cols, data)
+                            gp = self._fit(cols, data[:2])
                             noisy_ = float(gp.kernel_.k2.noise_level) > REP_NOISE_GATE
                     else:
                         noisy_ = cv is not None and cv > 1e-3
@@ -342,7 +348,7 @@ class _ConfGPSampler:
                         data = self._observations(study, study.get_trials(deepcopy=False), cols,
                                                   with_running=False)
                         if data is not None and len(data[1]) >= 2:
-                            noisy_ = float(self._fit(cols, data).kernel_.k2.noise_level) > REP_NOISE_GATE
+                            noisy_ = float(self._fit(cols, data[:2]).kernel_.k2.noise_level) > REP_NOISE_GATE
                     elif cv is not None:
                         noisy_ = cv > 1e-3
                     if noisy_:
@@ -380,109 +386,16 @@ def run_hone_conf(problem: Problem, seed: int, budget: int, noise: float, r: int
     return out
 
 
-def _tr_length(y: np.ndarray, start: int) -> float:
-    """TuRBO-style trust-region length (share of each ordered knob's range) from the
-    observation history (y minimised): halved after 3 trials in a row without a new best,
-    doubled after 2 new bests in a row, within [1/64, 1/2]."""
-    length, wins, fails = 0.25, 0, 0
-    best = float(np.min(y[:start])) if start else math.inf
-    for v in y[start:]:
-        if v < best - 1e-3 * abs(best):
-            best, wins, fails = float(v), wins + 1, 0
-        else:
-            best, wins, fails = min(best, float(v)), 0, fails + 1
-        if fails >= 3:
-            length, fails = max(length / 2, 1 / 64), 0
-        if wins >= 2:
-            length, wins = min(length * 2, 0.5), 0
-    return length
+def run_hone_gp(problem: Problem, seed: int, budget: int, noise: float, *, trust_region: bool = True,
+                startups: int | None = None) -> Recs:
+    """hone's GP sampler with one setting changed, recommending its best observation:
+    ``hone-notr`` = without the trust-region candidates (what ``hone`` was until 2026-11-23),
+    ``hone-s3`` = 3 Latin-hypercube starts instead of 5."""
+    from hone.tune.gp import HoneGPSampler
 
-
-class _TRGPSampler:
-    """hone-tr / hone-tra: hone's GP sampler + trust-region candidates around the incumbent
-    (the best observation): 500 points, each ordered knob moved with probability
-    min(1, 2/d) by a Gaussian step of ``length`` × its range, a categorical re-drawn with
-    probability 1/d. ``restrict``: every 2nd trial EI is maximised over these points only
-    (forced local step), else they join the usual candidates."""
-
-    def __new__(cls, seed: int, budget: int, restrict: bool) -> Any:
-        from hone.tune.gp import ENUMERATE_LIMIT, HoneGPSampler, log_expected_improvement
-
-        base = make_sampler("auto", seed=seed, n_trials=budget)
-
-        class TR(HoneGPSampler):
-            def _ei_argmax(self, cols, data, rng, seen):  # type: ignore[no-untyped-def]
-                n_space = math.prod(c.size for c in cols) if all(c.size for c in cols) else math.inf
-                if n_space <= ENUMERATE_LIMIT:
-                    return super()._ei_argmax(cols, data, rng, seen)
-                levels, y = data
-                n_obs = len(y)
-                if restrict and n_obs % 2:
-                    gp = self._fit(cols, data)
-                    best = float(np.min(gp.predict(self._encode(cols, levels))))
-                    cands = self._tr_points(cols, levels, y, rng)
-                    mu, sd = gp.predict(self._encode(cols, cands), return_std=True)
-                    sc = log_expected_improvement(mu, sd, best)
-                    sc = np.where([tuple(r) not in seen for r in cands.tolist()], sc, -np.inf)
-                    if np.isfinite(sc).any():
-                        return cands[int(np.argmax(sc))].tolist()
-                    return super()._ei_argmax(cols, data, rng, seen)
-                if not restrict:
-                    self._extra = self._tr_points(cols, levels, y, rng)
-                return super()._ei_argmax(cols, data, rng, seen)
-
-            def _tr_points(self, cols, levels, y, rng):  # type: ignore[no-untyped-def]
-                inc = levels[int(np.argmin(y))]
-                length = _tr_length(y, self._n_startup)
-                d = len(cols)
-                pts = np.repeat(inc[None, :], 500, axis=0)
-                for i, c in enumerate(cols):
-                    if c.categorical:
-                        move = rng.random(500) < 1 / d
-                        pts[move, i] = rng.integers(c.size, size=int(move.sum()))
-                    else:
-                        move = rng.random(500) < min(1.0, 2 / d)
-                        top = (c.size - 1) if c.size else 1.0
-                        step = rng.normal(0, length * top, size=int(move.sum()))
-                        new = pts[move, i] + step
-                        pts[move, i] = np.clip(np.round(new) if c.size else new, 0, top)
-                return pts
-
-            @staticmethod
-            def _random_levels(cols, rng, n):  # type: ignore[no-untyped-def]
-                return HoneGPSampler._random_levels(cols, rng, n)
-
-        tr = TR.__new__(TR)
-        tr.__dict__.update(base.__dict__)
-        tr._extra = None
-        if not restrict:
-            # the extra points join the random candidates of the next _ei_argmax call
-            orig = tr._random_levels
-
-            def random_levels(cols, rng, n, _orig=orig, _tr=tr):  # type: ignore[no-untyped-def]
-                out = _orig(cols, rng, n)
-                if n > 1 and _tr._extra is not None:
-                    out, _tr._extra = np.vstack([out, _tr._extra]), None
-                return out
-
-            tr._random_levels = random_levels
-        return tr
-
-
-def run_hone_tr(problem: Problem, seed: int, budget: int, noise: float, restrict: bool) -> Recs:
-    obs_rng = np.random.default_rng(seed + 10_000)
-    study = optuna.create_study(sampler=_TRGPSampler(seed, budget, restrict))
-    dists = _distributions(problem)
-    recs, best = [], (math.inf, None)
-    for _ in range(budget):
-        trial = study.ask(dists)
-        cfg = _decode(problem, trial.params)
-        y = noisy(problem, cfg, obs_rng, noise)
-        study.tell(trial, y)
-        if y < best[0]:
-            best = (y, cfg)
-        recs.append(best[1])
-    return recs
+    n_startup = startups if startups is not None else max(3, min(5, budget // 5))  # as make_sampler("gp")
+    sampler = HoneGPSampler(seed=seed, n_startup_trials=n_startup, trust_region=trust_region)
+    return _run_optuna(problem, seed, budget, noise, sampler, race=False)
 
 
 def run_hone_tpe(problem: Problem, seed: int, budget: int, noise: float) -> list[dict[str, Any]]:
@@ -526,8 +439,8 @@ Recs = list[dict[str, Any]]
 METHODS: dict[str, Callable[[Problem, int, int, float], Recs | dict[str, Recs]]] = {
     "hone": run_hone, "hone-rep": run_hone_rep, "hone-conf": run_hone_conf,
     "hone-conf2": lambda p, s, b, n: run_hone_conf(p, s, b, n, r=2),
-    "hone-tr": lambda p, s, b, n: run_hone_tr(p, s, b, n, restrict=True),
-    "hone-tra": lambda p, s, b, n: run_hone_tr(p, s, b, n, restrict=False),
+    "hone-notr": lambda p, s, b, n: run_hone_gp(p, s, b, n, trust_region=False),
+    "hone-s3": lambda p, s, b, n: run_hone_gp(p, s, b, n, startups=3),
     "hone-tpe": run_hone_tpe, "hone+race": run_hone_race, "tpe": run_tpe,
     "tpe-cat": run_tpe_cat, "atune": run_atune,
     "random": run_random,
