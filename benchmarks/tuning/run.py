@@ -387,14 +387,24 @@ def run_hone_conf(problem: Problem, seed: int, budget: int, noise: float, r: int
 
 
 def run_hone_gp(problem: Problem, seed: int, budget: int, noise: float, *, trust_region: bool = True,
-                startups: int | None = None) -> Recs:
+                startups: int | None = None, nu: float | None = None) -> Recs:
     """hone's GP sampler with one setting changed, recommending its best observation:
     ``hone-notr`` = without the trust-region candidates (what ``hone`` was until 2026-11-23),
-    ``hone-s3`` = 3 Latin-hypercube starts instead of 5."""
+    ``hone-s3`` = 3 Latin-hypercube starts instead of 5, ``hone-m32`` = Matérn 3/2 (rougher)
+    instead of 5/2."""
     from hone.tune.gp import HoneGPSampler
 
     n_startup = startups if startups is not None else max(3, min(5, budget // 5))  # as make_sampler("gp")
     sampler = HoneGPSampler(seed=seed, n_startup_trials=n_startup, trust_region=trust_region)
+    if nu is not None:
+        kernel = sampler._kernel
+
+        def rough(cols: Any) -> Any:
+            k = kernel(cols)
+            k.k1.k2.nu = nu  # (Constant × Matern) + White
+            return k
+
+        sampler._kernel = rough  # type: ignore[method-assign]
     return _run_optuna(problem, seed, budget, noise, sampler, race=False)
 
 
@@ -441,6 +451,7 @@ METHODS: dict[str, Callable[[Problem, int, int, float], Recs | dict[str, Recs]]]
     "hone-conf2": lambda p, s, b, n: run_hone_conf(p, s, b, n, r=2),
     "hone-notr": lambda p, s, b, n: run_hone_gp(p, s, b, n, trust_region=False),
     "hone-s3": lambda p, s, b, n: run_hone_gp(p, s, b, n, startups=3),
+    "hone-m32": lambda p, s, b, n: run_hone_gp(p, s, b, n, nu=1.5),
     "hone-tpe": run_hone_tpe, "hone+race": run_hone_race, "tpe": run_tpe,
     "tpe-cat": run_tpe_cat, "atune": run_atune,
     "random": run_random,
