@@ -81,14 +81,14 @@ def main() -> None:
     ap.add_argument("--total", nargs="*", type=int, default=[120])
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--problems", nargs="*", default=list(PROBLEMS))
-    ap.add_argument("--tag", default="confirm")
+    ap.add_argument("--tag", default="model")
     args = ap.parse_args()
     jobs = [(p, n, s, b) for b in args.total for p in args.problems for n in (0.0, NOISE)
             for s in range(args.seed0, args.seed0 + args.seeds)]
     t0 = time.perf_counter()
     with ProcessPoolExecutor(args.jobs) as ex:
         rows = list(ex.map(model, jobs))
-    (HERE / f"results-{args.tag}.json").write_text(json.dumps(rows, indent=1))
+    (HERE / f"confirm-{args.tag}.json").write_text(json.dumps(rows, indent=1))
     lines = [f"seeds {args.seed0}–{args.seed0 + args.seeds - 1}; top {TOP_K} × {ROUNDS} confirmation rounds "
              f"charged to the budget; mean true regret % ({time.perf_counter() - t0:.0f} s)", "",
              "| problem | total evals | search trials | noise-free: best observed = confirmed "
@@ -103,7 +103,7 @@ def main() -> None:
             ok = "yes" if abs(conf - free) <= 1.0 else "no"
             lines.append(f"| {p} | {b} | {b - TOP_K * ROUNDS} | {free:.2f} | {obs:.2f} | {conf:.2f} | {ok} |")
     text = "\n".join(lines) + "\n"
-    (HERE / f"results-{args.tag}.md").write_text(text)
+    (HERE / f"confirm-{args.tag}.md").write_text(text)
     print(text)
 
 
