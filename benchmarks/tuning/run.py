@@ -77,7 +77,7 @@ import optuna
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from problems import PROBLEMS, Problem
 
-from hone.tune.samplers import make_sampler
+from hone.tune.samplers import gp_startup_trials, make_sampler
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 warnings.filterwarnings("ignore")
@@ -394,7 +394,7 @@ def run_hone_gp(problem: Problem, seed: int, budget: int, noise: float, *, trust
     instead of 5/2."""
     from hone.tune.gp import HoneGPSampler
 
-    n_startup = startups if startups is not None else max(3, min(5, budget // 5))  # as make_sampler("gp")
+    n_startup = startups if startups is not None else gp_startup_trials(budget)
     sampler = HoneGPSampler(seed=seed, n_startup_trials=n_startup, trust_region=trust_region)
     if nu is not None:
         kernel = sampler._kernel

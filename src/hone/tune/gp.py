@@ -63,6 +63,11 @@ class _Column:
     def categorical(self) -> bool:
         return isinstance(self.dist, CategoricalDistribution)
 
+    @property
+    def top(self) -> float:
+        """The highest level of an ordered knob: its last step index, or 1.0 for a float."""
+        return float(self.size - 1) if self.size else 1.0
+
     def width(self) -> int:
         return len(self.dist.choices) if self.categorical else 1  # type: ignore[attr-defined]
 
@@ -400,8 +405,7 @@ class HoneGPSampler(BaseSampler):
             for s in steps:
                 for sgn in (-1, 1):
                     moved = levels.copy()
-                    top = (c.size - 1) if c.size else 1.0
-                    moved[:, i] = np.clip(moved[:, i] + sgn * s, 0, top)
+                    moved[:, i] = np.clip(moved[:, i] + sgn * s, 0, c.top)
                     out.append(moved)
         return np.vstack(out) if out else levels
 
@@ -431,15 +435,14 @@ class HoneGPSampler(BaseSampler):
                 pts[move, i] = rng.integers(c.size, size=int(move.sum()))
             else:
                 move = rng.random(n) < min(1.0, 2 / d)
-                top = (c.size - 1) if c.size else 1.0
-                moved = pts[move, i] + rng.normal(0, length * top, size=int(move.sum()))
-                pts[move, i] = np.clip(np.round(moved) if c.size else moved, 0, top)
+                moved = pts[move, i] + rng.normal(0, length * c.top, size=int(move.sum()))
+                pts[move, i] = np.clip(np.round(moved) if c.size else moved, 0, c.top)
         return pts
 
     def _ei_argmax(self, cols: list[_Column], data: tuple[np.ndarray, np.ndarray], rng: np.random.Generator,
-                   seen: set[tuple[float, ...]], n_done: int | None = None) -> list[float]:
-        """The candidate with the largest log EI; ``data``'s first ``n_done`` rows (default: all)
-        are completed trials in trial order (the trust region's history)."""
+                   seen: set[tuple[float, ...]], n_done: int) -> list[float]:
+        """The candidate with the largest log EI; ``data``'s first ``n_done`` rows are completed
+        trials in trial order (the trust region's history)."""
         gp = self._fit(cols, data)
         levels = data[0]
         mu_obs = gp.predict(self._encode(cols, levels))
@@ -460,7 +463,6 @@ class HoneGPSampler(BaseSampler):
                 return cands[int(np.argmax(s))].tolist()
             return cands[int(rng.integers(len(cands)))].tolist()  # every point measured: re-measure one
         top = levels[np.argsort(mu_obs)[:5]]
-        n_done = len(data[1]) if n_done is None else n_done
         # drawn before the random points: the order hone-tra was measured with
         local = self._trust_region_points(cols, levels[:n_done], data[1][:n_done], rng) \
             if self._trust_region else np.empty((0, len(cols)))

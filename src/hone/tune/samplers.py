@@ -36,6 +36,12 @@ def startup_trials(n_trials: int, random_starts: int | None = None) -> int:
     return max(4, min(10, n_trials // 5))
 
 
+def gp_startup_trials(n_trials: int) -> int:
+    """Latin-hypercube starts of hone's GP sampler: a fifth of the budget, 3 to 5 (5 measured
+    in benchmarks/tuning, results.md)."""
+    return max(3, min(5, n_trials // 5))
+
+
 def make_sampler(
     name: str,
     *,
@@ -69,7 +75,7 @@ def make_sampler(
         from hone.tune.gp import HoneGPSampler
 
         # measured in benchmarks/tuning (results.md): 5 Latin-hypercube starts
-        n_gp_startup = n_startup if random_starts is not None else max(3, min(5, n_trials // 5))
+        n_gp_startup = n_startup if random_starts is not None else gp_startup_trials(n_trials)
         return HoneGPSampler(
             seed=seed, n_startup_trials=n_gp_startup, constraints_func=constraints_func,
             fallback=make_sampler("tpe", seed=seed, n_trials=n_trials, constraints_func=constraints_func,
