@@ -10,7 +10,7 @@ import pytest
 
 BENCH = textwrap.dedent(
     """
-    import os, pathlib, sys, time
+    import os, pathlib, random, sys, time
     conf, x, mode = pathlib.Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     level = int(conf.read_text().split("=")[1])
     with open(os.environ["HONE_TEST_LOG"], "a") as log:
@@ -21,12 +21,14 @@ BENCH = textwrap.dedent(
     if mode == "slow":
         time.sleep(0.5)
     score = 0.0 if mode == "zero" else 100.0 + 10 * x - x * x - 4 * (level - 3) ** 2
+    if mode == "noisy":
+        score *= 1 + 0.05 * random.gauss(0, 1)
     print(f"score: {score}")
     """
 )
 
 
-def write_workload(tmp: Path, mode: str = "ok", trials: int = 5, extra_tune: str = "") -> Path:
+def write_workload(tmp: Path, mode: str = "ok", trials: int = 5, extra_tune: str = "", repeats: int = 1) -> Path:
     """A spec + bench + conf file in ``tmp``; returns the spec path."""
     (tmp / "bench.py").write_text(BENCH)
     (tmp / "app.conf").write_text("level = 1\n")
@@ -36,7 +38,7 @@ def write_workload(tmp: Path, mode: str = "ok", trials: int = 5, extra_tune: str
         benchmark:
           command: [{sys.executable}, bench.py, app.conf, "{{x}}", {mode}]
           timeout: 20
-          repeats: 1
+          repeats: {repeats}
         metrics:
           - {{name: score, extract: {{regex: 'score: ([-0-9.]+)'}}, goal: maximize}}
         knobs:

@@ -11,7 +11,16 @@ import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
 
-from hone.tune.gp import TR_CANDIDATES, HoneGPSampler, _columns, log_expected_improvement, trust_region_length
+from hone.tune.gp import (
+    ATTR_NOISE_CV,
+    NOISY_CV,
+    TR_CANDIDATES,
+    TS_MAX,
+    HoneGPSampler,
+    _columns,
+    log_expected_improvement,
+    trust_region_length,
+)
 from hone.tune.samplers import make_sampler
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
@@ -229,3 +238,67 @@ def test_trust_region_points_stay_in_the_domain_around_the_best_observation():
     ordered = [i for i, c in enumerate(cols) if not c.categorical]
     dist = np.abs(pts[:, ordered] - inc[ordered]).max(axis=1)
     assert np.median(dist) < 0.25 * 63 and (dist > 0).mean() > 0.5
+
+
+# -- noisy measurements: every other suggestion a Thompson sample --------------------------------
+
+def _noisy_bowl_study(seed: int, noise_cv: float | None, trials: int = 16, attr: bool = False) -> optuna.Study:
+    """A noisy 2-knob bowl (5% multiplicative noise), the noise given to the sampler or the study."""
+    dists = {"x": IntDistribution(0, 30), "mode": CategoricalDistribution(["p", "q", "r"])}
+    sampler = HoneGPSampler(seed=seed, n_startup_trials=4, noise_cv=None if attr else noise_cv)
+    study = optuna.create_study(sampler=sampler)
+    if attr:
+        study.set_user_attr(ATTR_NOISE_CV, noise_cv)
+    rng = np.random.default_rng(seed)
+    for _ in range(trials):
+        t = study.ask(dists)
+        true = 1.0 + ((t.params["x"] - 21) / 30) ** 2 + 0.3 * (t.params["mode"] != "q")
+        study.tell(t, true * (1 + 0.05 * rng.standard_normal()))
+    return study
+
+
+def test_noisy_measurements_switch_on_thompson_samples_and_stay_deterministic(monkeypatch):
+    calls: list[int] = []
+    original = HoneGPSampler._thompson
+    monkeypatch.setattr(HoneGPSampler, "_thompson", lambda self, *a: calls.append(1) or original(self, *a))
+    quiet = _noisy_bowl_study(2, None)
+    assert calls == []  # noise unknown: EI only, as before
+    below = _noisy_bowl_study(2, NOISY_CV / 2)
+    assert calls == [] and [t.params for t in below.trials] == [t.params for t in quiet.trials]
+    noisy = _noisy_bowl_study(2, 0.05)
+    # 12 model-based suggestions, a seeded coin each: some Thompson, some EI
+    assert 0 < len(calls) < 12, calls
+    assert [t.params for t in noisy.trials] != [t.params for t in quiet.trials]
+    calls.clear()
+    again = _noisy_bowl_study(2, 0.05, attr=True)  # the noise from the study (what hone tune stores)
+    assert [t.params for t in again.trials] == [t.params for t in noisy.trials]
+    seen = [(t.params["x"], t.params["mode"]) for t in noisy.trials]
+    assert len(set(seen)) == len(seen)  # Thompson samples never repeat a measured configuration
+
+
+def test_thompson_sample_on_a_large_enumerable_space_uses_a_bounded_subset(monkeypatch):
+    # 3 × 21 × 21 × 11 = 14 553 configurations (enumerated for EI): the sample takes TS_MAX of them
+    dists = {"a": IntDistribution(0, 20), "b": IntDistribution(0, 20), "c": IntDistribution(0, 10),
+             "m": CategoricalDistribution(["u", "v", "w"])}
+    study = optuna.create_study(sampler=HoneGPSampler(seed=1, n_startup_trials=5, noise_cv=0.05))
+    rng = np.random.default_rng(0)
+    for _ in range(14):
+        t = study.ask(dists)
+        p = t.params
+        study.tell(t, (1 + (p["a"] - 5) ** 2 / 400 + (p["b"] - 15) ** 2 / 400 + p["c"] / 20)
+                   * (1 + 0.05 * rng.standard_normal()))
+    sampler = study.sampler
+    cols = _columns(dists)
+    levels, y, _ = sampler._observations(study, study.trials, cols, with_running=False)
+    gp = sampler._fit(cols, (levels, y))
+    grids = np.meshgrid(*[np.arange(c.size, dtype=float) for c in cols], indexing="ij")
+    cands = np.column_stack([g.ravel() for g in grids])
+    assert len(cands) > TS_MAX
+    seen = {tuple(r) for r in levels.tolist()}
+    sizes: list[int] = []
+    cholesky = np.linalg.cholesky
+    monkeypatch.setattr(np.linalg, "cholesky", lambda m: sizes.append(len(m)) or cholesky(m))
+    pick = sampler._thompson(gp, cols, cands, seen, np.random.default_rng(3))
+    assert sizes and max(sizes) == TS_MAX
+    assert tuple(pick) not in seen
+    assert all(0 <= v <= c.size - 1 for v, c in zip(pick, cols, strict=True))

@@ -49,6 +49,9 @@ REFIT_EVERY_UNTIL, REFIT_PERIOD = 30, 5  # kernel hyperparameters: refitted at e
 TR_CANDIDATES = 500  # non-enumerable spaces: EI candidates drawn around the best observation
 TR_LENGTH_INIT, TR_LENGTH_MIN, TR_LENGTH_MAX = 0.25, 1 / 64, 0.5  # share of each ordered knob's range
 TR_SHRINK_AFTER, TR_GROW_AFTER = 3, 2  # trials in a row without / with a new best
+ATTR_NOISE_CV = "hone_noise_cv"  # study attr: relative sd of one trial's objective value (hone tune sets it)
+NOISY_CV = 0.01  # at or above: every other suggestion (by a seeded coin) is a Thompson sample
+TS_MAX = 2000  # Thompson sample over at most this many candidates (a Cholesky of TS_MAX²)
 
 
 @dataclass(frozen=True)
@@ -175,7 +178,8 @@ class HoneGPSampler(BaseSampler):
     def __init__(self, *, seed: int | None, n_startup_trials: int = 5,
                  constraints_func: ConstraintsFunc | None = None,
                  fallback: BaseSampler | None = None, log_y: bool = True,
-                 noise_floor: float = NOISE_FLOOR, trust_region: bool = True) -> None:
+                 noise_floor: float = NOISE_FLOOR, trust_region: bool = True,
+                 noise_cv: float | None = None) -> None:
         self._seed = int(seed) if seed is not None else int(np.random.SeedSequence().entropy % 2**32)
         self._n_startup = max(1, n_startup_trials)
         self._constraints_func = constraints_func
@@ -184,6 +188,7 @@ class HoneGPSampler(BaseSampler):
         self._log_y = log_y
         self._noise_floor = noise_floor
         self._trust_region = trust_region
+        self._noise_cv = noise_cv
         self._space = IntersectionSearchSpace(include_pruned=True)
         self._fit_cache: dict[Any, Any] = {}
 
@@ -215,7 +220,8 @@ class HoneGPSampler(BaseSampler):
         if trial.number < self._n_startup or obs is None or len(obs[1]) < 2:
             levels = self._startup_point(cols, trial.number, rng, seen)
         else:
-            levels = self._ei_argmax(cols, obs[:2], rng, seen, n_done=obs[2])
+            thompson = self._noisy(study) and bool(rng.random() < 0.5)
+            levels = self._ei_argmax(cols, obs[:2], rng, seen, n_done=obs[2], thompson=thompson)
         return {c.name: c.from_level(v) for c, v in zip(cols, levels, strict=True)}
 
     def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
@@ -272,6 +278,13 @@ class HoneGPSampler(BaseSampler):
         return [head[i] for i in order] + tail
 
     # -- internals ------------------------------------------------------------------------
+    def _noisy(self, study: optuna.Study) -> bool:
+        """Are the measurements noisy (relative sd of a trial's value ≥ :data:`NOISY_CV`)? From
+        ``noise_cv``, else the study's :data:`ATTR_NOISE_CV` (``hone tune`` stores it from the
+        baseline's repeats, so fleet workers and ``--resume`` see the same value); unknown = no."""
+        cv = self._noise_cv if self._noise_cv is not None else study.user_attrs.get(ATTR_NOISE_CV)
+        return cv is not None and math.isfinite(float(cv)) and float(cv) >= NOISY_CV
+
     def _feasible(self, t: FrozenTrial) -> bool:
         return self._constraints_func is None or all(c <= 0 for c in self._constraints_func(t))
 
@@ -440,9 +453,10 @@ class HoneGPSampler(BaseSampler):
         return pts
 
     def _ei_argmax(self, cols: list[_Column], data: tuple[np.ndarray, np.ndarray], rng: np.random.Generator,
-                   seen: set[tuple[float, ...]], n_done: int) -> list[float]:
-        """The candidate with the largest log EI; ``data``'s first ``n_done`` rows are completed
-        trials in trial order (the trust region's history)."""
+                   seen: set[tuple[float, ...]], n_done: int, thompson: bool = False) -> list[float]:
+        """The candidate with the largest log EI (``thompson``: the smallest value of one joint
+        posterior sample); ``data``'s first ``n_done`` rows are completed trials in trial order
+        (the trust region's history)."""
         gp = self._fit(cols, data)
         levels = data[0]
         mu_obs = gp.predict(self._encode(cols, levels))
@@ -458,6 +472,8 @@ class HoneGPSampler(BaseSampler):
         if n_space <= ENUMERATE_LIMIT:
             grids = np.meshgrid(*[np.arange(c.size, dtype=float) for c in cols], indexing="ij")
             cands = np.column_stack([g.ravel() for g in grids])
+            if thompson:
+                return self._thompson(gp, cols, cands, seen, rng)
             s = score(cands)
             if np.isfinite(s).any():
                 return cands[int(np.argmax(s))].tolist()
@@ -467,6 +483,8 @@ class HoneGPSampler(BaseSampler):
         local = self._trust_region_points(cols, levels[:n_done], data[1][:n_done], rng) \
             if self._trust_region else np.empty((0, len(cols)))
         cands = np.vstack([self._random_levels(cols, rng, N_RANDOM_CANDIDATES), local, self._neighbours(cols, top)])
+        if thompson:
+            return self._thompson(gp, cols, cands, seen, rng)
         s = score(cands)
         # hill-climb on EI from the 3 best candidates, single-knob moves, a few rounds
         starts = cands[np.argsort(-s)[:3]]
@@ -485,3 +503,34 @@ class HoneGPSampler(BaseSampler):
         if not math.isfinite(best_s):
             return self._random_levels(cols, rng, 1)[0].tolist()
         return best_row.tolist()
+
+    def _thompson(self, gp: Any, cols: list[_Column], cands: np.ndarray, seen: set[tuple[float, ...]],
+                  rng: np.random.Generator) -> list[float]:
+        """The unmeasured candidate where one joint sample of the GP's latent function (the
+        measurement noise left out) is lowest. Why, under noise: EI's incumbent is a noisy
+        estimate, and EI keeps spending trials next to it where the posterior is confidently
+        wrong (measured: a knob held at the edge of its range, a categorical never switched);
+        a posterior sample moves in proportion to what the model does not know. Cholesky
+        with jitter, not ``sample_y`` (an SVD: seconds for 2000 candidates)."""
+        cands = np.unique(cands, axis=0)
+        fresh = np.array([tuple(r) not in seen for r in cands.tolist()])
+        if not fresh.any():
+            return cands[int(rng.integers(len(cands)))].tolist()
+        cands = cands[fresh]
+        if len(cands) > TS_MAX:  # large enumerable spaces: a seeded subset
+            cands = cands[np.sort(rng.choice(len(cands), TS_MAX, replace=False))]
+        x = self._encode(cols, cands)
+        mu, cov = gp.predict(x, return_cov=True)
+        noise = float(gp.kernel_.k2.noise_level)  # (Constant × Matérn) + White
+        cov = cov - noise * np.eye(len(cands))  # predict's covariance includes the WhiteKernel
+        scale = float(np.mean(np.diag(cov))) if len(cands) else 1.0
+        for jitter in (1e-8, 1e-6, 1e-4, 1e-2):
+            try:
+                chol = np.linalg.cholesky(cov + jitter * max(scale, 1e-12) * np.eye(len(cands)))
+                break
+            except np.linalg.LinAlgError:
+                continue
+        else:  # not positive definite even with jitter: independent samples
+            chol = np.diag(np.sqrt(np.maximum(np.diag(cov), 0.0)))
+        f = mu + chol @ rng.standard_normal(len(cands))
+        return cands[int(np.argmin(f))].tolist()

@@ -201,6 +201,24 @@ def ensure_baseline(study: optuna.Study, loaded: LoadedSpec, configurator: Confi
     return baseline
 
 
+def record_trial_noise(study: optuna.Study, baseline: dict[str, Any], objective: Objective,
+                       repeats: int) -> float | None:
+    """The relative sd of one trial's objective value — the largest baseline CV among the scored
+    metrics over √repeats (a trial is the mean of ``repeats`` runs) — stored once in the study
+    (:data:`hone.tune.gp.ATTR_NOISE_CV`, read by hone's GP sampler, fleet workers and
+    ``--resume`` alike). None when it cannot be known (one repeat, a metric without a CV)."""
+    from hone.tune.gp import ATTR_NOISE_CV
+
+    if ATTR_NOISE_CV in study.user_attrs:
+        stored = study.user_attrs[ATTR_NOISE_CV]
+        return None if stored is None else float(stored)
+    cvs = [baseline.get("cv", {}).get(m.name) for m in objective.metrics]
+    known = [float(c) for c in cvs if c is not None and math.isfinite(float(c))]
+    value = max(known) / math.sqrt(max(1, repeats)) if known and len(known) == len(cvs) and repeats > 1 else None
+    study.set_user_attr(ATTR_NOISE_CV, value)
+    return value
+
+
 def run_trials(
     study: optuna.Study,
     loaded: LoadedSpec,
