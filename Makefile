@@ -19,10 +19,11 @@ bench: bench-stats bench-tuning
 bench-stats: setup
 	$(VENV)/bin/python benchmarks/stats_calibration.py
 
+# hone, TPE and random re-run on seeds 0-9 (~15 min); A-Tune's engine (45-90 s a run) and
+# OpenTuner (its own venv) come from their stored runs; writes results-quick*.md, never results.md
 bench-tuning: setup
-	$(VENV)/bin/python benchmarks/tuning/run.py --methods hone hone+race tpe random --tag fast
-	$(VENV)/bin/python benchmarks/tuning/run.py --methods atune --budget 30 --tag atune
-	$(VENV)/bin/python benchmarks/tuning/run.py --merge benchmarks/tuning/results-fast.json benchmarks/tuning/results-atune.json $(wildcard benchmarks/tuning/results-opentuner.json)
+	$(VENV)/bin/python benchmarks/tuning/run.py --methods hone tpe random --seeds 10 --tag quick
+	$(VENV)/bin/python benchmarks/tuning/run.py --merge benchmarks/tuning/results-quick.json $(wildcard benchmarks/tuning/results-atune120-*.json) benchmarks/tuning/results-opentuner.json --out results-quick-merged.md
 
 bench-fleet: setup          # real PostgreSQL, root, ~10 min
 	$(VENV)/bin/python benchmarks/fleet.py

@@ -77,6 +77,7 @@ import optuna
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from problems import PROBLEMS, Problem
 
+from hone.tune.gp import ATTR_NOISE_CV
 from hone.tune.samplers import gp_startup_trials, make_sampler
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
@@ -212,6 +213,8 @@ def run_hone(problem: Problem, seed: int, budget: int, noise: float) -> dict[str
     obs_rng = np.random.default_rng(seed + 10_000)
     sampler = make_sampler("auto", seed=seed, n_trials=budget)
     study = optuna.create_study(sampler=sampler)
+    # what `hone tune` stores from its baseline repeats: the relative noise of one evaluation
+    study.set_user_attr(ATTR_NOISE_CV, noise)
     dists = _distributions(problem)
     out: dict[str, list[dict[str, Any]]] = {"hone": [], "hone-gp-pm5": [], "hone-gp-pm": []}
     for _ in range(budget):
@@ -387,7 +390,7 @@ def run_hone_conf(problem: Problem, seed: int, budget: int, noise: float, r: int
 
 
 def run_hone_gp(problem: Problem, seed: int, budget: int, noise: float, *, trust_region: bool = True,
-                startups: int | None = None, nu: float | None = None) -> Recs:
+                startups: int | None = None, nu: float | None = None, noise_aware: bool = False) -> Recs:
     """hone's GP sampler with one setting changed, recommending its best observation:
     ``hone-notr`` = without the trust-region candidates (what ``hone`` was until 2026-11-23),
     ``hone-s3`` = 3 Latin-hypercube starts instead of 5, ``hone-m32`` = Matérn 3/2 (rougher)
@@ -395,7 +398,8 @@ def run_hone_gp(problem: Problem, seed: int, budget: int, noise: float, *, trust
     from hone.tune.gp import HoneGPSampler
 
     n_startup = startups if startups is not None else gp_startup_trials(budget)
-    sampler = HoneGPSampler(seed=seed, n_startup_trials=n_startup, trust_region=trust_region)
+    sampler = HoneGPSampler(seed=seed, n_startup_trials=n_startup, trust_region=trust_region,
+                            noise_cv=noise if noise_aware else None)
     if nu is not None:
         kernel = sampler._kernel
 
@@ -452,6 +456,7 @@ METHODS: dict[str, Callable[[Problem, int, int, float], Recs | dict[str, Recs]]]
     "hone-notr": lambda p, s, b, n: run_hone_gp(p, s, b, n, trust_region=False),
     "hone-s3": lambda p, s, b, n: run_hone_gp(p, s, b, n, startups=3),
     "hone-m32": lambda p, s, b, n: run_hone_gp(p, s, b, n, nu=1.5),
+    "hone-ts": lambda p, s, b, n: run_hone_gp(p, s, b, n, noise_aware=True),
     "hone-tpe": run_hone_tpe, "hone+race": run_hone_race, "tpe": run_tpe,
     "tpe-cat": run_tpe_cat, "atune": run_atune,
     "random": run_random,

@@ -11,8 +11,11 @@ The loop: a few seeded Latin-hypercube starts, then expected improvement (in log
 far from the incumbent) maximised over candidates — every configuration when the discrete
 space is small, else random points, trust-region points around the best observation (see
 :meth:`HoneGPSampler._trust_region_points`), neighbours of the best few and a short hill-climb
-on EI. Configurations already measured or running are never suggested again (running trials of
-fleet workers enter the model as a constant liar as well). Infeasible trials (Optuna
+on EI. When the measurements are noisy (``noise_cv``, or the study's :data:`ATTR_NOISE_CV` that
+``hone tune`` stores from its baseline repeats, ≥ :data:`NOISY_CV`), a seeded coin makes every
+other suggestion a Thompson sample over the same candidates instead (see
+:meth:`HoneGPSampler._thompson`). Configurations already measured or running are never
+suggested again (running trials of fleet workers enter the model as a constant liar as well). Infeasible trials (Optuna
 constraints) enter the model at the worst feasible value. Everything is a function of the
 study's trials and ``(seed, trial number)``: same seed, same observations, same suggestion.
 Multi-objective studies are handed to the ``fallback`` sampler.
@@ -511,7 +514,13 @@ class HoneGPSampler(BaseSampler):
         estimate, and EI keeps spending trials next to it where the posterior is confidently
         wrong (measured: a knob held at the edge of its range, a categorical never switched);
         a posterior sample moves in proportion to what the model does not know. Cholesky
-        with jitter, not ``sample_y`` (an SVD: seconds for 2000 candidates)."""
+        with jitter, not ``sample_y`` (an SVD: seconds for 2000 candidates).
+
+        Measured in ``benchmarks/tuning`` (results.md, "Noise-aware Thompson half"; 5% noise,
+        40 seeds, EI only → half Thompson): true regret of the recommendation at 120 evaluations
+        sqlite 2.55 → 1.50% (paired Wilcoxon p = 0.03), sparse-8of2 3.40 → 2.37% (p = 0.05),
+        mixint-ellipsoid 17.3 → 12.5% (p = 0.02), zlib 2.50 → 2.32%, rosenbrock-int 88 → 84%;
+        evaluations to 5% of the optimum within seed noise (zlib 28 → 19.5, sqlite 13 → 14)."""
         cands = np.unique(cands, axis=0)
         fresh = np.array([tuple(r) not in seen for r in cands.tolist()])
         if not fresh.any():
