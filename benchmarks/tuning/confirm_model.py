@@ -33,6 +33,7 @@ import optuna
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from problems import PROBLEMS
 
+from hone.tune.gp import ATTR_NOISE_CV
 from hone.tune.samplers import make_sampler
 from run import NOISE, _decode, _distributions, noisy
 
@@ -50,6 +51,7 @@ def model(job: tuple[str, float, int, int]) -> dict[str, Any]:
     obs_rng = np.random.default_rng(seed + 10_000)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(sampler=make_sampler("auto", seed=seed, n_trials=trials))
+    study.set_user_attr(ATTR_NOISE_CV, noise)  # what hone tune stores from its baseline repeats
     dists = _distributions(problem)
     seen: dict[str, tuple[float, dict[str, Any]]] = {}
     for _ in range(trials):

@@ -15,10 +15,10 @@ on EI. When the measurements are noisy (``noise_cv``, or the study's :data:`ATTR
 ``hone tune`` stores from its baseline repeats, ≥ :data:`NOISY_CV`), a seeded coin makes every
 other suggestion a Thompson sample over the same candidates instead (see
 :meth:`HoneGPSampler._thompson`). Configurations already measured or running are never
-suggested again (running trials of fleet workers enter the model as a constant liar as well). Infeasible trials (Optuna
-constraints) enter the model at the worst feasible value. Everything is a function of the
-study's trials and ``(seed, trial number)``: same seed, same observations, same suggestion.
-Multi-objective studies are handed to the ``fallback`` sampler.
+suggested again (running trials of fleet workers enter the model as a constant liar as well).
+Infeasible trials (Optuna constraints) enter the model at the worst feasible value. Everything
+is a function of the study's trials and ``(seed, trial number)``: same seed, same observations,
+same suggestion. Multi-objective studies are handed to the ``fallback`` sampler.
 
 :meth:`HoneGPSampler.rank_trials` ranks evaluated configurations by the posterior mean. It is
 measured in ``benchmarks/tuning`` (rows ``hone-gp-pm5``/``hone-gp-pm``) and *not* used by
@@ -532,7 +532,7 @@ class HoneGPSampler(BaseSampler):
         mu, cov = gp.predict(x, return_cov=True)
         noise = float(gp.kernel_.k2.noise_level)  # (Constant × Matérn) + White
         cov = cov - noise * np.eye(len(cands))  # predict's covariance includes the WhiteKernel
-        scale = float(np.mean(np.diag(cov))) if len(cands) else 1.0
+        scale = float(np.mean(np.diag(cov)))
         for jitter in (1e-8, 1e-6, 1e-4, 1e-2):
             try:
                 chol = np.linalg.cholesky(cov + jitter * max(scale, 1e-12) * np.eye(len(cands)))
