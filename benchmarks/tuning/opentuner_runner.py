@@ -82,9 +82,12 @@ if __name__ == "__main__":
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--budget", type=int, default=120)
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--seed0", type=int, default=0, help="first seed")
+    ap.add_argument("--tag", default="", help="write results-opentuner-TAG.json")
     a = ap.parse_args()
-    jobs = [(p, n, s, a.budget) for p in PROBLEMS for n in (0.0, 0.05) for s in range(a.seeds)]
+    jobs = [(p, n, s, a.budget) for p in PROBLEMS for n in (0.0, 0.05) for s in range(a.seed0, a.seed0 + a.seeds)]
     with Pool(a.jobs) as pool:
         rows = pool.map(one, jobs, chunksize=1)
-    (HERE / "results-opentuner.json").write_text(json.dumps({"rows": rows}, indent=1))
+    tag = f"-{a.tag}" if a.tag else ""
+    (HERE / f"results-opentuner{tag}.json").write_text(json.dumps({"rows": rows}, indent=1))
     print(statistics.fmean(r["seconds"] for r in rows), "s/run")
