@@ -614,7 +614,7 @@ def main() -> None:
     ap.add_argument("--out", default="results.md", help="--merge: the Markdown file to write (in this folder)")
     ap.add_argument("--verdict", nargs="*", default=["hone"], help="--merge: methods whose goals to check")
     ap.add_argument("--seed-range", nargs=2, type=int, metavar=("LO", "HI"),
-                    help="--merge: only seeds LO..HI of methods that have any (others keep their stored seeds)")
+                    help="--merge: only seeds LO..HI of each method's cases that have any (others: stored seeds)")
     args = ap.parse_args()
     if args.merge:
         # one row per (method, problem, noise, seed): files may overlap (10- and 20-seed runs)
@@ -622,10 +622,10 @@ def main() -> None:
                 for f in args.merge for r in json.loads(Path(f).read_text())["rows"]
                 if r["method"] not in (args.exclude or [])}
         rows = list(uniq.values())
-        if args.seed_range:
+        if args.seed_range:  # per (method, problem, noise): A-Tune has 0-39 on sqlite, 0-9 elsewhere
             lo, hi = args.seed_range
-            inside = {r["method"] for r in rows if lo <= r["seed"] <= hi}
-            rows = [r for r in rows if r["method"] not in inside or lo <= r["seed"] <= hi]
+            inside = {(r["method"], r["problem"], r["noise"]) for r in rows if lo <= r["seed"] <= hi}
+            rows = [r for r in rows if (r["method"], r["problem"], r["noise"]) not in inside or lo <= r["seed"] <= hi]
         summary = summarize(rows, args.budget)
         md = markdown(summary, args.budget)
         ver = "\n\n".join(verdicts(summary, args.budget, m) for m in args.verdict)
