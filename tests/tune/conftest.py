@@ -10,7 +10,7 @@ import pytest
 
 BENCH = textwrap.dedent(
     """
-    import os, pathlib, random, sys, time
+    import os, pathlib, sys, time
     conf, x, mode = pathlib.Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     level = int(conf.read_text().split("=")[1])
     with open(os.environ["HONE_TEST_LOG"], "a") as log:
@@ -21,8 +21,9 @@ BENCH = textwrap.dedent(
     if mode == "slow":
         time.sleep(0.5)
     score = 0.0 if mode == "zero" else 100.0 + 10 * x - x * x - 4 * (level - 3) ** 2
-    if mode == "noisy":
-        score *= 1 + 0.05 * random.gauss(0, 1)
+    if mode == "noisy":  # ±5% by turns (the log's line count): a known, never-vanishing noise
+        runs = len(pathlib.Path(os.environ["HONE_TEST_LOG"]).read_text().splitlines())
+        score *= 1.05 if runs % 2 else 0.95
     print(f"score: {score}")
     """
 )
