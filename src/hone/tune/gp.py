@@ -223,7 +223,7 @@ class HoneGPSampler(BaseSampler):
         if trial.number < self._n_startup or obs is None or len(obs[1]) < 2:
             levels = self._startup_point(cols, trial.number, rng, seen)
         else:
-            thompson = self._noisy(study) and bool(rng.random() < 0.5)
+            thompson = self.noisy(study) and bool(rng.random() < 0.5)
             levels = self._ei_argmax(cols, obs[:2], rng, seen, n_done=obs[2], thompson=thompson)
         return {c.name: c.from_level(v) for c, v in zip(cols, levels, strict=True)}
 
@@ -281,7 +281,7 @@ class HoneGPSampler(BaseSampler):
         return [head[i] for i in order] + tail
 
     # -- internals ------------------------------------------------------------------------
-    def _noisy(self, study: optuna.Study) -> bool:
+    def noisy(self, study: optuna.Study) -> bool:
         """Are the measurements noisy (relative sd of a trial's value ≥ :data:`NOISY_CV`)? From
         ``noise_cv``, else the study's :data:`ATTR_NOISE_CV` (``hone tune`` stores it from the
         baseline's repeats, so fleet workers and ``--resume`` see the same value); unknown = no."""
@@ -402,6 +402,11 @@ class HoneGPSampler(BaseSampler):
                                 for c in cols])
 
     @staticmethod
+    def _unmeasured(cands: np.ndarray, seen: set[tuple[float, ...]]) -> np.ndarray:
+        """Mask of the candidate rows not yet measured or running (EI and Thompson alike)."""
+        return np.array([tuple(r) not in seen for r in cands.tolist()], dtype=bool)
+
+    @staticmethod
     def _neighbours(cols: list[_Column], levels: np.ndarray) -> np.ndarray:
         """Every single-knob move of each row: ±1, 2, 4 steps and ~2/10/25% of the range for
         ordered knobs, every other choice of a categorical, ±1/5/15% for floats."""
@@ -469,8 +474,7 @@ class HoneGPSampler(BaseSampler):
         def score(cands: np.ndarray) -> np.ndarray:
             mu, sd = gp.predict(self._encode(cols, cands), return_std=True)
             s = log_expected_improvement(mu, sd, best)
-            fresh = np.array([tuple(r) not in seen for r in cands.tolist()])
-            return np.where(fresh, s, -np.inf)
+            return np.where(self._unmeasured(cands, seen), s, -np.inf)
 
         if n_space <= ENUMERATE_LIMIT:
             grids = np.meshgrid(*[np.arange(c.size, dtype=float) for c in cols], indexing="ij")
@@ -522,7 +526,7 @@ class HoneGPSampler(BaseSampler):
         mixint-ellipsoid 17.3 → 12.5% (p = 0.02), zlib 2.50 → 2.32%, rosenbrock-int 88 → 84%;
         evaluations to 5% of the optimum within seed noise (zlib 28 → 19.5, sqlite 13 → 14)."""
         cands = np.unique(cands, axis=0)
-        fresh = np.array([tuple(r) not in seen for r in cands.tolist()])
+        fresh = self._unmeasured(cands, seen)
         if not fresh.any():
             return cands[int(rng.integers(len(cands)))].tolist()
         cands = cands[fresh]

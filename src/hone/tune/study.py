@@ -214,7 +214,7 @@ def record_trial_noise(study: optuna.Study, baseline: dict[str, Any], objective:
         return None if stored is None else float(stored)
     cvs = [baseline.get("cv", {}).get(m.name) for m in objective.metrics]
     known = [float(c) for c in cvs if c is not None and math.isfinite(float(c))]
-    value = max(known) / math.sqrt(max(1, repeats)) if known and len(known) == len(cvs) and repeats > 1 else None
+    value = max(known) / math.sqrt(repeats) if repeats > 1 and known and len(known) == len(cvs) else None
     study.set_user_attr(ATTR_NOISE_CV, value)
     return value
 

@@ -30,7 +30,7 @@ from hone.run.configure import Configurator
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 from hone.tune.confirm import Confirmation, confirm_candidates, pick_candidates, recommend
-from hone.tune.gp import NOISY_CV, HoneGPSampler
+from hone.tune.gp import HoneGPSampler
 from hone.tune.importance import knob_importances
 from hone.tune.objective import Objective, build_objective
 from hone.tune.samplers import make_sampler
@@ -251,7 +251,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             baseline = ensure_baseline(study, loaded, configurator, repeats=repeats, warmup=warmup)
             objective.baseline = {k: float(v) for k, v in baseline["means"].items()}
             noise = record_trial_noise(study, baseline, objective, repeats)
-            if noise is not None and isinstance(sampler, HoneGPSampler) and noise >= NOISY_CV:
+            if noise is not None and isinstance(sampler, HoneGPSampler) and sampler.noisy(study):
                 phase("noise", f"~{100 * noise:.1f}% per trial (baseline CV/√{repeats}): half the GP's"
                       " suggestions are Thompson samples")
             phase("trials", f"study {name!r} in {mask_url(storage)}: {settings.trials} trials, sampler "
