@@ -51,14 +51,20 @@ def test_identical_sleeps_are_no_difference(hone, tmp_path: Path) -> None:  # ty
 
 
 def test_ten_percent_more_work_is_slower_with_ci_and_p(hone, spin: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    out = tmp_path / "r.json"
-    # ~60 ms runs, 30 rounds: one noisy phase of the VM (vCPU steal) once hid +10% at 20 ms × 24
-    r = hone("compare", f"{spin} {3 * N}", f"{spin} {int(3 * N * 1.1)}", "-n", "base", "-n", "more",
-             "--rounds", "30", "--export-json", out)
-    assert r.code == 0, r.err
-    doc = json.loads(out.read_text())
-    assert doc["metric"] == "cpu_time"
-    c = _comparison(doc, "more")
+    # ~60 ms runs, 30 rounds, extended to 90 when not decisive. A noisy phase of a shared VM
+    # (vCPU steal) once hid +10% even at 30 rounds (CI -2..+20%): such an underpowered
+    # attempt must still hold the truth in its CI, and then one more attempt must decide.
+    for attempt in range(2):
+        out = tmp_path / f"r{attempt}.json"
+        r = hone("compare", f"{spin} {3 * N}", f"{spin} {int(3 * N * 1.1)}", "-n", "base", "-n", "more",
+                 "--rounds", "30", "--max-rounds", "90", "--export-json", out)
+        assert r.code == 0, r.err
+        doc = json.loads(out.read_text())
+        assert doc["metric"] == "cpu_time"
+        c = _comparison(doc, "more")
+        if c["verdict"] == "slower":
+            break
+        assert c["verdict"] in ("no difference", "inconclusive") and c["ci_pct"][0] < 10 < c["ci_pct"][1], c
     assert c["verdict"] == "slower", c
     assert 3 < c["change_pct"] < 20
     assert 0 < c["ci_pct"][0] < c["change_pct"] < c["ci_pct"][1]
