@@ -32,15 +32,21 @@ def c_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
-def caps():  # type: ignore[no-untyped-def]
+def caps(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """The capability probe. As root the suite sets up what it needs: tracefs is mounted if a
-    fresh machine has none (syscall tracepoints, off-CPU graphs and bpftrace need it, FIELD-NOTES)
-    and unmounted again at the end, so the machine is left as it was found."""
-    from hone.diagnose.capabilities import TRACEFS, probe_capabilities
+    fresh machine has none (syscall tracepoints, off-CPU graphs and bpftrace need it, FIELD-NOTES),
+    journaled in a state directory of the suite's own, and rolled back at the end, so the machine
+    is left as it was found."""
+    from hone.diagnose.capabilities import probe_capabilities
+    from hone.journal import Journal
 
-    found = probe_capabilities(allow_mount=True)
-    if found.perf is None or not found.cpu_clock_sampling:
-        pytest.skip("perf cpu-clock sampling is not available")
-    yield found
-    if found.tracefs_mounted_by_hone:
-        subprocess.run(["umount", str(TRACEFS)], check=False, timeout=30)
+    state = tmp_path_factory.mktemp("caps-state")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HONE_STATE_DIR", str(state))
+        found = probe_capabilities(allow_mount=True)
+    try:
+        if found.perf is None or not found.cpu_clock_sampling:
+            pytest.skip("perf cpu-clock sampling is not available")
+        yield found
+    finally:
+        assert all(o.ok for o in Journal(state).restore())

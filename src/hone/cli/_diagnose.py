@@ -19,9 +19,9 @@ from hone.errors import HoneError
 def _caps(mount_tracefs: bool = False) -> Capabilities:
     caps = probe_capabilities(allow_mount=mount_tracefs)
     if caps.tracefs_mounted_by_hone:
-        # A system change: say it loudly (it is harmless and not journaled as a knob).
-        err_console.print("[yellow]hone mounted tracefs at /sys/kernel/tracing (undo: umount "
-                          "/sys/kernel/tracing)[/yellow]")
+        # A system change: say it loudly (journaled like a knob before the mount).
+        err_console.print("[yellow]hone mounted tracefs at /sys/kernel/tracing (journaled: "
+                          "`hone rollback` unmounts it)[/yellow]")
     return caps
 
 
@@ -175,7 +175,8 @@ def flame_cmd(command: tuple[str, ...], pid: int | None, duration: float, out_di
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.option("--capabilities", "show_caps", is_flag=True, help="Only probe and print what this machine can measure.")
 @click.option("--rules", "show_rules", is_flag=True, help="Print every rule: signal, threshold, source, remedy.")
-@click.option("--mount-tracefs", is_flag=True, help="Mount tracefs if missing (a system change; root only).")
+@click.option("--mount-tracefs", is_flag=True,
+              help="Mount tracefs if missing (root; a system change, journaled: `hone rollback` unmounts it).")
 @click.option("--run", "run_experiments", is_flag=True, help="Run the proposed experiments and report verdicts.")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), default="hone-doctor", show_default=True,
               help="Directory for doctor.json, report.md, report.html and the flame graphs.")

@@ -185,6 +185,24 @@ def _probe_events(perf: str, events: list[str]) -> dict[str, str]:
     return status
 
 
+# The tracefs mount as a knob, so the journal records it before the change and `hone rollback`
+# undoes it (also after kill -9). Fixed argv scripts: the value reaches them as $1, never as text.
+_TRACEFS_GET = 'if mountpoint -q "$1"; then echo mounted; else echo unmounted; fi'
+_TRACEFS_SET = 'if [ "$2" = mounted ]; then mount -t tracefs nodev "$1"; else umount "$1"; fi'
+
+
+def tracefs_mount_knob(mountpoint: Path = TRACEFS) -> Any:
+    """A ``script`` knob whose value is ``mounted``/``unmounted`` (tracefs at ``mountpoint``)."""
+    from hone.knobs import driver_for
+    from hone.spec.models import ScriptKnob
+
+    return driver_for(ScriptKnob(
+        name="tracefs-mount", kind="script", values=["unmounted", "mounted"],
+        get=["sh", "-c", _TRACEFS_GET, "hone-tracefs", str(mountpoint)],
+        set=["sh", "-c", _TRACEFS_SET, "hone-tracefs", str(mountpoint), "$value"],
+        timeout=PROBE_TIMEOUT_S, description=f"tracefs mounted at {mountpoint} by hone doctor --mount-tracefs"))
+
+
 def probe_capabilities(*, allow_mount: bool = False) -> Capabilities:
     """Probe the machine. With ``allow_mount`` a missing tracefs is mounted at
     /sys/kernel/tracing (a system change: the caller reports ``tracefs_mounted_by_hone``)."""
@@ -216,12 +234,17 @@ def probe_capabilities(*, allow_mount: bool = False) -> Capabilities:
     caps.tracefs_mounted = mounts.get(str(TRACEFS)) == "tracefs" or (TRACEFS / "events").is_dir()
     caps.debugfs_mounted = mounts.get("/sys/kernel/debug") == "debugfs"
     if not caps.tracefs_mounted and allow_mount and os.geteuid() == 0:
-        res = run_process(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], timeout=PROBE_TIMEOUT_S)
-        if res.ok:
-            caps.tracefs_mounted = caps.tracefs_mounted_by_hone = True
-            caps.notes.append(f"mounted tracefs at {TRACEFS} (undo: umount {TRACEFS})")
+        from hone.errors import HoneError
+        from hone.journal import Journal, StateLock
+
+        try:
+            with StateLock(purpose="hone doctor --mount-tracefs"):
+                Journal().write(tracefs_mount_knob(), "mounted")
+        except HoneError as exc:  # KnobError too: mount refused, or another hone holds the state
+            caps.notes.append(f"could not mount tracefs: {exc}")
         else:
-            caps.notes.append(f"could not mount tracefs: {res.describe_failure()}")
+            caps.tracefs_mounted = caps.tracefs_mounted_by_hone = True
+            caps.notes.append(f"mounted tracefs at {TRACEFS} (journaled: `hone rollback` unmounts it)")
     elif not caps.tracefs_mounted:
         caps.notes.append(f"tracefs is not mounted at {TRACEFS}: tracepoints and bpftrace are unavailable"
                           " (hone doctor --mount-tracefs mounts it, as root)")
