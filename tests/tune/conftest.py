@@ -25,11 +25,13 @@ BENCH = textwrap.dedent(
         runs = len(pathlib.Path(os.environ["HONE_TEST_LOG"]).read_text().splitlines())
         score *= 1.05 if runs % 2 else 0.95
     print(f"score: {score}")
+    print(f"x: {x}")
     """
 )
 
 
-def write_workload(tmp: Path, mode: str = "ok", trials: int = 5, extra_tune: str = "", repeats: int = 1) -> Path:
+def write_workload(tmp: Path, mode: str = "ok", trials: int = 5, extra_tune: str = "", repeats: int = 1,
+                   extra_metrics: str = "") -> Path:
     """A spec + bench + conf file in ``tmp``; returns the spec path."""
     (tmp / "bench.py").write_text(BENCH)
     (tmp / "app.conf").write_text("level = 1\n")
@@ -41,7 +43,7 @@ def write_workload(tmp: Path, mode: str = "ok", trials: int = 5, extra_tune: str
           timeout: 20
           repeats: {repeats}
         metrics:
-          - {{name: score, extract: {{regex: 'score: ([-0-9.]+)'}}, goal: maximize}}
+          - {{name: score, extract: {{regex: 'score: ([-0-9.]+)'}}, goal: maximize}}{extra_metrics}
         knobs:
           - {{name: level, kind: file, path: {tmp / 'app.conf'}, key: level, type: int, range: [0, 6]}}
           - {{name: x, kind: param, values: [1, 2, 3, 4, 5, 6, 7, 8], default: 1}}

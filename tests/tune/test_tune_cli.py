@@ -187,3 +187,17 @@ def test_gp_sampler_runs_resumes_and_confirms(workload, hone, state_dir):
     assert len({tuple(sorted(t.params.items())) for t in g}) == 8  # no configuration measured twice
     doc = json.loads((workload / "g.json").read_text())
     assert doc["verdict"] == "faster" and doc["recommended"]["x"] in (4, 5, 6, 7)
+
+
+def test_constraints_reach_optunas_samplers_as_trial_constraints(workload, hone, state_dir):
+    # x <= 4 is required; the score alone would pull x to 5. TPE reads trial.constraints.
+    spec = write_workload(workload, trials=10, extra_metrics="""
+          - {name: xv, extract: {regex: 'x: ([0-9]+)'}, goal: minimize, weight: 0, constraint: '<= 4'}""")
+    res = hone("tune", spec, "--sampler", "tpe", "--json", workload / "r.json", "--study", "c1")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    study = optuna.load_study(study_name="c1", storage=doc["storage"])
+    done = study.get_trials(states=(TrialState.COMPLETE,))
+    assert done and all(t.constraints == {"0": float(t.user_attrs["config"]["x"] - 4)} for t in done)
+    assert any(t.constraints["0"] > 0 for t in done)  # some trials were infeasible, and known to be
+    assert doc["recommended"]["x"] <= 4

@@ -52,7 +52,12 @@ def make_sampler(
     distributions: dict[str, BaseDistribution] | None = None,
 ) -> BaseSampler:
     """An Optuna sampler for ``name`` (one of :data:`SAMPLERS`). Raises HoneError for an
-    unknown name or a missing optional dependency."""
+    unknown name or a missing optional dependency.
+
+    Constraints: Optuna's samplers read each trial's constraint values, which
+    :func:`hone.tune.study.run_trials` sets with ``Trial.set_constraint`` (their
+    ``constraints_func`` is deprecated since Optuna 5); ``constraints_func`` goes to hone's own
+    samplers (gp, local) only."""
     name = name.lower()
     n_startup = startup_trials(n_trials, random_starts)
     if name == "auto":
@@ -63,14 +68,13 @@ def make_sampler(
             n_startup_trials=n_startup,
             multivariate=True,
             group=True,
-            constraints_func=constraints_func,
         )
     if name == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     if name == "qmc":
         return optuna.samplers.QMCSampler(seed=seed, scramble=True, warn_independent_sampling=False)
     if name == "nsga2":
-        return optuna.samplers.NSGAIISampler(seed=seed, constraints_func=constraints_func)
+        return optuna.samplers.NSGAIISampler(seed=seed)
     if name == "gp":
         from hone.tune.gp import HoneGPSampler
 
@@ -78,8 +82,7 @@ def make_sampler(
         n_gp_startup = n_startup if random_starts is not None else gp_startup_trials(n_trials)
         return HoneGPSampler(
             seed=seed, n_startup_trials=n_gp_startup, constraints_func=constraints_func,
-            fallback=make_sampler("tpe", seed=seed, n_trials=n_trials, constraints_func=constraints_func,
-                                  random_starts=random_starts),
+            fallback=make_sampler("tpe", seed=seed, n_trials=n_trials, random_starts=random_starts),
         )
     if name == "optuna-gp":
         try:
@@ -89,7 +92,7 @@ def make_sampler(
                 "--sampler optuna-gp is Optuna's GPSampler, which needs PyTorch (not installed)",
                 hint="use --sampler gp (hone's own GP on scikit-learn), or pip install torch",
             ) from None
-        return optuna.samplers.GPSampler(seed=seed, n_startup_trials=n_startup, constraints_func=constraints_func)
+        return optuna.samplers.GPSampler(seed=seed, n_startup_trials=n_startup)
     if name == "cmaes":
         try:
             import cmaes  # noqa: F401
@@ -110,8 +113,7 @@ def make_sampler(
         # 20 (or half the budget), then every 2nd trial a local move around the incumbent
         n_local_startup = n_startup if random_starts is not None else max(4, min(5, n_trials // 5))
         return LocalRefineSampler(
-            make_sampler("tpe", seed=seed, n_trials=n_trials, constraints_func=constraints_func,
-                         random_starts=n_local_startup),
+            make_sampler("tpe", seed=seed, n_trials=n_trials, random_starts=n_local_startup),
             seed=seed, n_startup_trials=n_local_startup, constraints_func=constraints_func,
             local_from=min(20, n_trials // 2),
         )

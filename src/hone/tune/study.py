@@ -45,7 +45,7 @@ warnings.filterwarnings("ignore", category=FutureWarning, module=r"optuna\..*")
 
 ATTR_BASELINE = "hone_baseline"
 ATTR_SPEC = "hone_spec"
-ATTR_CONSTRAINTS = "hone_constraints"  # read by the samplers' constraints_func
+ATTR_CONSTRAINTS = "hone_constraints"  # read by hone's samplers' constraints_func and the confirmation
 ATTR_INTERRUPTED = "hone_interrupted"
 
 
@@ -64,7 +64,7 @@ class TrialOutcome:
 
 
 def constraints_from_attrs(trial: FrozenTrial) -> list[float]:
-    """The ``constraints_func`` for Optuna samplers: values stored by :func:`run_trials`."""
+    """The ``constraints_func`` for hone's samplers (gp, local): values stored by :func:`run_trials`."""
     return list(trial.user_attrs.get(ATTR_CONSTRAINTS, []))
 
 
@@ -270,6 +270,8 @@ def run_trials(
                 constraints = objective.constraints(means)
                 trial.set_user_attr("means", means)
                 trial.set_user_attr(ATTR_CONSTRAINTS, constraints)
+                for i, c in enumerate(constraints):  # what Optuna's samplers read (Optuna >= 5)
+                    trial.set_constraint(str(i), math.inf if math.isnan(c) else c)
                 if objective.mode != "weighted":
                     trial.set_user_attr("score_pct", objective.weighted_score(means))
                 study.tell(trial, values if len(values) > 1 else values[0])
