@@ -302,3 +302,23 @@ def test_thompson_sample_on_a_large_enumerable_space_uses_a_bounded_subset(monke
     assert sizes and max(sizes) == TS_MAX
     assert tuple(pick) not in seen
     assert all(0 <= v <= c.size - 1 for v, c in zip(pick, cols, strict=True))
+
+
+def test_thompson_samples_model_y_itself_and_ei_log_y(monkeypatch):
+    seen_y: list[tuple[bool, np.ndarray]] = []
+    original = HoneGPSampler._ei_argmax
+
+    def spy(self, cols, data, rng, seen, n_done, thompson=False):  # type: ignore[no-untyped-def]
+        seen_y.append((thompson, data[1][:n_done].copy()))
+        return original(self, cols, data, rng, seen, n_done, thompson=thompson)
+
+    monkeypatch.setattr(HoneGPSampler, "_ei_argmax", spy)
+    study = _noisy_bowl_study(2, 0.05)
+    raw = np.array([t.value for t in study.trials], dtype=float)
+    kinds = set()
+    for thompson, y in seen_y:
+        values = raw[:len(y)]
+        expect = values if thompson else np.log(values)
+        assert np.allclose(y, (expect - expect.mean()) / expect.std()), thompson
+        kinds.add(thompson)
+    assert kinds == {True, False}
