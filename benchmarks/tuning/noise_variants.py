@@ -2,8 +2,9 @@
 
 Each variant is ``HoneGPSampler`` (with the noise given, as ``hone tune`` gives it) with one
 change in how the objective is modelled; judged like run.py (true regret of the best
-observation; evaluations until within 5%) and compared per seed with the stored ``hone`` rows
-(results-ts-*.json):
+observation; evaluations until within 5%) and compared per seed with the stored rows of the GP
+as it was before (``hone-ts-log``, results-ts-*.json). ``tslin`` was kept: it is ``hone``
+since 2026-11-23 session 6 (results-tslin.json holds its rows relabelled):
 
 * ``nolog``  — y modelled as is, not as log y (the lead from session 5).
 * ``knoise`` — the WhiteKernel's floor at the known noise: (cv / sd(log y))² in standardised
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
@@ -120,11 +122,13 @@ def one(job: tuple[str, str, int]) -> dict[str, Any]:
     mode, pname, seed = job
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     prob = PROBLEMS[pname]()
+    t0 = time.perf_counter()
     recs = R._run_optuna(prob, seed, BUDGET, NOISE, make(mode, seed), race=False)
+    seconds = time.perf_counter() - t0
     reg = [100 * (prob.value(r) / prob.optimum - 1) for r in recs]
     reach = next((i + 1 for i, g in enumerate(reg) if g <= 5.0), None)
     return {"method": f"hone-{mode}", "problem": pname, "noise": NOISE, "seed": seed, "reach": reach,
-            "budget": BUDGET, "regret": {str(k): reg[k - 1] for k in (30, 60, 120)}}
+            "budget": BUDGET, "regret": {str(k): reg[k - 1] for k in (30, 60, 120)}, "seconds": seconds}
 
 
 def _fmt(x: float) -> str:
@@ -135,9 +139,11 @@ def table(rows: list[dict[str, Any]]) -> str:
     base = {}
     for f in HERE.glob("results-ts-*.json"):
         for r in json.loads(f.read_text())["rows"]:
-            base[(r["problem"], r["seed"])] = r
-    out = ["| variant | problem | evals to 5% (median) hone → variant | p | regret@120 % hone → variant | p |",
-           "|---|---|---|---|---|---|"]
+            if r["method"] == "hone-ts-log":  # hone before the Thompson half moved to linear y
+                base[(r["problem"], r["seed"])] = r
+    out = ["| variant | seeds | problem | evals to 5% (median) hone-ts-log → variant | p "
+           "| regret@120 % hone-ts-log → variant | p |",
+           "|---|---|---|---|---|---|---|"]
     for method in sorted({r["method"] for r in rows}):
         for p in PROBLEMS:
             rr = [r for r in rows if r["method"] == method and r["problem"] == p]
@@ -153,7 +159,8 @@ def table(rows: list[dict[str, Any]]) -> str:
                     pv = "–"
                 fa, fv = float(stat(a)), float(stat(v))
                 cols.append(f"{_fmt(fa)} → {_fmt(fv)} | {pv}")
-            out.append(f"| {method} | {p} | {' | '.join(cols)} |")
+            seeds = sorted(r["seed"] for r in rr)
+            out.append(f"| {method} | {seeds[0]}–{seeds[-1]} | {p} | {' | '.join(cols)} |")
     return "\n".join(out) + "\n"
 
 

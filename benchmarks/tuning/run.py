@@ -506,7 +506,8 @@ def summarize(rows: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
             "budget": min(r.get("budget", budget) for r in sel),
             **{f"regret@{c}": (statistics.fmean(r["regret"][str(c)] for r in sel)
                                if all(str(c) in r["regret"] for r in sel) else None) for c in CHECKPOINTS},
-            "seconds": statistics.fmean(r["seconds"] for r in sel),
+            # rows measured by noise_variants.py before it timed its runs have no seconds
+            "seconds": statistics.fmean(secs) if (secs := [r["seconds"] for r in sel if "seconds" in r]) else math.nan,
         })
     return out
 
@@ -519,7 +520,7 @@ def markdown(summary: list[dict[str, Any]], budget: int) -> str:
         ev = f"> {s['budget']}" if s["evals_to_5pct"] is None else f"{s['evals_to_5pct']:g}"
         reg = [("–" if s.get(f"regret@{c}") is None else f"{s[f'regret@{c}']:.2f}") for c in cps]
         lines.append(f"| {s['problem']} | {s['noise']:.0%} | {s['method']} | {ev} | {s['reached']}/{s['seeds']} | "
-                     + " | ".join(reg) + f" | {s['seconds']:.1f} |")
+                     + " | ".join(reg) + (" | – |" if math.isnan(s["seconds"]) else f" | {s['seconds']:.1f} |"))
     return "\n".join(lines)
 
 
