@@ -27,7 +27,7 @@ build:
     - {{name: train-string, command: "{{binary}} {EXAMPLES}/lua-bench/string.lua 8000", weight: 2}}
     - {{name: train-fib, command: "{{binary}} {EXAMPLES}/lua-bench/fib.lua 20"}}
   evaluate:
-    - {{name: nbody, command: "{{binary}} {EXAMPLES}/lua-bench/nbody.lua 3000"}}
+    - {{name: binary-trees, command: "{{binary}} {EXAMPLES}/lua-bench/binary-trees.lua 10"}}
   modes: [instr-gcc]
   rounds: 6
   noise_builds: 0
@@ -39,8 +39,10 @@ build:
     b = build(result, "instr-gcc")
     assert b["status"] == "ok" and b["profile_problems"] == []
     (r,) = rows(result, "instr-gcc")
-    # Lua 5.4.4 gcc PGO: −5% instructions measured by hand here; demand a visible drop.
-    assert r["instructions_ratio"] < 0.98, r
+    # Lua 5.4.4 gcc PGO on binary-trees: 0.9797 of the instructions in three builds here (the
+    # count is exact run to run; nbody's varies by 2% — Lua seeds its string hash with the time
+    # and addresses — and once read 0.994). A build without the profile reads 1.000.
+    assert r["instructions_ratio"] < 0.99, r
     assert len(r["time_ci"]) == 2 and r["time_ci"][0] <= r["time_ratio"] <= r["time_ci"][1]
     manifest = json.loads(Path(b["manifest"]).read_text())
     assert "-fprofile-use" in " ".join(manifest["stages"][-1]["flags"]["cflags"])

@@ -1,6 +1,8 @@
 """Deterministic counts from ``valgrind --tool=cachegrind --branch-sim=yes --cache-sim=yes``:
 instructions, simulated branch mispredicts and cache misses. Repeatable run to run
-(0.03% apart on this VM) where time is noisy and ``perf`` has no hardware counters.
+(0.03% apart on this VM) where time is noisy and ``perf`` has no hardware counters — unless
+the program itself varies: Lua seeds its string hash with the time and addresses, and its
+nbody benchmark's count moves by 2% from run to run (binary-trees: exact).
 
 valgrind 3.19 dies with SIGILL on instructions it cannot decode (AVX-512 from
 ``-march=native``): :class:`CountsUnavailable` says so instead of reporting nothing.
