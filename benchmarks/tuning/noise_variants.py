@@ -1,6 +1,6 @@
 """Output-model variants of hone's GP under 5% noise, measured 2026-11-23 (session 6), NOT kept.
 
-Each variant is ``HoneGPSampler`` (with the noise given, as ``hone tune`` gives it) with one
+Each variant is hone's GP as it was in session 5 (``Session5``, the noise given as ``hone tune`` gives it) with one
 change in how the objective is modelled; judged like run.py (true regret of the best
 observation; evaluations until within 5%) and compared per seed with the stored rows of the GP
 as it was before (``hone-ts-log``, results-ts-*.json). ``tslin`` was kept: it is ``hone``
@@ -37,14 +37,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from problems import PROBLEMS
 
 import run as R
-from hone.tune.gp import REFIT_EVERY_UNTIL, REFIT_PERIOD, HoneGPSampler
+from hone.tune.gp import HoneGPSampler, refit_rows
 
 HERE = Path(__file__).resolve().parent
 NOISE = 0.05
 BUDGET = 120
 
 
-class KnownNoise(HoneGPSampler):
+class Session5(HoneGPSampler):
+    """hone's GP as these variants were measured against: the Thompson half on log y, as in
+    session 5 (``hone-ts-log``; since session 6 hone samples it on y itself, = ``tslin``)."""
+
+    def _observations(self, study: Any, trials: Any, cols: Any, *, log: bool | None = None, **kw: Any) -> Any:
+        return super()._observations(study, trials, cols, **kw)
+
+
+class KnownNoise(Session5):
     def _observations(self, study: Any, trials: Any, cols: Any, **kw: Any) -> Any:
         out = super()._observations(study, trials, cols, **kw)
         raw = [float(t.values[0]) for t in trials if t.state.name == "COMPLETE" and t.values]
@@ -58,7 +66,7 @@ class KnownNoise(HoneGPSampler):
         return k
 
 
-class Evidence(HoneGPSampler):
+class Evidence(Session5):
     def _observations(self, study: Any, trials: Any, cols: Any, **kw: Any) -> Any:
         self._log_y = self._log_wins(trials, cols, kw.get("exclude", -1))
         return super()._observations(study, trials, cols, **kw)
@@ -71,8 +79,7 @@ class Evidence(HoneGPSampler):
         y = np.array([float(t.values[0]) for t in done])
         if len(y) < 5 or not np.all(y > 0):
             return True
-        n = len(y)
-        m = n if n <= REFIT_EVERY_UNTIL else n - (n - REFIT_EVERY_UNTIL) % REFIT_PERIOD
+        m = refit_rows(len(y))
         lev = np.array([[c.to_level(t.params[c.name]) for c in cols] for t in done[:m]], float)
         key = ("ev", lev.tobytes(), y[:m].tobytes())
         if key not in self._fit_cache:
@@ -93,11 +100,11 @@ class ThompsonLinear(Evidence):
     _linear: Any = None
 
     def _observations(self, study: Any, trials: Any, cols: Any, **kw: Any) -> Any:
-        obs = HoneGPSampler._observations(self, study, trials, cols, **kw)
+        obs = Session5._observations(self, study, trials, cols, **kw)
         self._linear = None
         if kw.get("with_running") and not (self.by_evidence and self._log_wins(trials, cols, kw.get("exclude", -1))):
             self._log_y = False
-            self._linear = HoneGPSampler._observations(self, study, trials, cols, **kw)
+            self._linear = Session5._observations(self, study, trials, cols, **kw)
             self._log_y = True
         return obs
 
@@ -107,10 +114,10 @@ class ThompsonLinear(Evidence):
         return super()._ei_argmax(cols, data, rng, seen, n_done, thompson)
 
 
-def make(mode: str, seed: int) -> HoneGPSampler:
+def make(mode: str, seed: int) -> Session5:
     kw: dict[str, Any] = {"seed": seed, "n_startup_trials": 5, "noise_cv": NOISE}
     if mode == "nolog":
-        return HoneGPSampler(log_y=False, **kw)
+        return Session5(log_y=False, **kw)
     if mode == "tsevid":
         s = ThompsonLinear(**kw)
         s.by_evidence = True

@@ -151,6 +151,12 @@ def trust_region_length(y: np.ndarray, start: int) -> float:
     return length
 
 
+def refit_rows(n: int) -> int:
+    """How many of ``n`` observations the kernel hyperparameters are fitted on: all up to
+    :data:`REFIT_EVERY_UNTIL`, then the count at the last multiple of :data:`REFIT_PERIOD`."""
+    return n if n <= REFIT_EVERY_UNTIL else n - (n - REFIT_EVERY_UNTIL) % REFIT_PERIOD
+
+
 def log_expected_improvement(mu: np.ndarray, sigma: np.ndarray, best: float) -> np.ndarray:
     """log EI for minimisation (improvement = best − y), stable when EI underflows."""
     from scipy.special import erfcx, log_ndtr
@@ -344,7 +350,7 @@ class HoneGPSampler(BaseSampler):
         if key in self._fit_cache:
             return self._fit_cache[key]
         n = len(y)
-        m = n if n <= REFIT_EVERY_UNTIL else n - (n - REFIT_EVERY_UNTIL) % REFIT_PERIOD
+        m = refit_rows(n)
         if m < n:
             head = y[:m]  # re-standardised and rounded: the same input whatever n is
             head = np.round((head - head.mean()) / (head.std() if head.std() > 0 else 1.0), 10)
