@@ -31,7 +31,7 @@ import numpy as np
 import optuna
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from problems import PROBLEMS
+from problems import PROBLEMS, Problem
 
 from hone.tune.gp import ATTR_NOISE_CV
 from hone.tune.samplers import make_sampler
@@ -41,6 +41,27 @@ HERE = Path(__file__).resolve().parent
 TOP_K, ROUNDS = 3, 6  # hone tune's defaults (TuneSettings.top_k, confirm_rounds)
 
 
+def search(problem: Problem, noise: float, seed: int,
+           trials: int) -> tuple[Any, optuna.Study, list[tuple[float, dict[str, Any]]]]:
+    """``trials`` suggestions of hone's sampler (``make_sampler("auto")``, the study carrying the
+    noise as ``hone tune``'s does), each measured once with ``noise``: (sampler, study,
+    [(y, config)] in trial order). confirm_variants.py confirms on the same searches."""
+    obs_rng = np.random.default_rng(seed + 10_000)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler = make_sampler("auto", seed=seed, n_trials=trials)
+    study = optuna.create_study(sampler=sampler)
+    study.set_user_attr(ATTR_NOISE_CV, noise)  # what hone tune stores from its baseline repeats
+    dists = _distributions(problem)
+    rows = []
+    for _ in range(trials):
+        trial = study.ask(dists)
+        cfg = _decode(problem, trial.params)
+        y = noisy(problem, cfg, obs_rng, noise)
+        study.tell(trial, y)
+        rows.append((y, cfg))
+    return sampler, study, rows
+
+
 def model(job: tuple[str, float, int, int]) -> dict[str, Any]:
     """One seed: search ``total − k·rounds`` trials with hone's sampler, confirm the top k.
     Returns the true regret (%) of the best observation after the search and of the confirmed
@@ -48,17 +69,8 @@ def model(job: tuple[str, float, int, int]) -> dict[str, Any]:
     pname, noise, seed, total = job
     problem = PROBLEMS[pname]()
     trials = total - TOP_K * ROUNDS
-    obs_rng = np.random.default_rng(seed + 10_000)
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(sampler=make_sampler("auto", seed=seed, n_trials=trials))
-    study.set_user_attr(ATTR_NOISE_CV, noise)  # what hone tune stores from its baseline repeats
-    dists = _distributions(problem)
     seen: dict[str, tuple[float, dict[str, Any]]] = {}
-    for _ in range(trials):
-        trial = study.ask(dists)
-        cfg = _decode(problem, trial.params)
-        y = noisy(problem, cfg, obs_rng, noise)
-        study.tell(trial, y)
+    for y, cfg in search(problem, noise, seed, trials)[2]:
         key = json.dumps(cfg, sort_keys=True, default=str)
         if key not in seen or y < seen[key][0]:
             seen[key] = (y, cfg)

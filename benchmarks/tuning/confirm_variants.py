@@ -26,14 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import optuna
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import confirm_model
 from problems import PROBLEMS, Problem
-
-from hone.tune.gp import ATTR_NOISE_CV
-from hone.tune.samplers import make_sampler
-from run import _decode, _distributions, noisy
 
 HERE = Path(__file__).resolve().parent
 NOISE, TRIALS = 0.05, 102
@@ -42,22 +38,9 @@ Cfg = dict[str, Any]
 
 def search(job: tuple[str, int]) -> tuple[str, int, list[tuple[float, Cfg]], list[int], list[int]]:
     pname, seed = job
-    problem = PROBLEMS[pname]()
-    obs_rng = np.random.default_rng(seed + 10_000)
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    sampler = make_sampler("auto", seed=seed, n_trials=TRIALS)
-    study = optuna.create_study(sampler=sampler)
-    study.set_user_attr(ATTR_NOISE_CV, NOISE)
-    dists = _distributions(problem)
-    rows = []
-    for _ in range(TRIALS):
-        t = study.ask(dists)
-        cfg = _decode(problem, t.params)
-        y = noisy(problem, cfg, obs_rng, NOISE)
-        study.tell(t, y)
-        rows.append((y, cfg))
-    ranked = [t.number for t in sampler.rank_trials(study)]  # type: ignore[attr-defined]
-    ranked_all = [t.number for t in sampler.rank_trials(study, top=TRIALS)]  # type: ignore[attr-defined]
+    sampler, study, rows = confirm_model.search(PROBLEMS[pname](), NOISE, seed, TRIALS)
+    ranked = [t.number for t in sampler.rank_trials(study)]
+    ranked_all = [t.number for t in sampler.rank_trials(study, top=TRIALS)]
     return pname, seed, rows, ranked, ranked_all
 
 
