@@ -17,10 +17,13 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hone.diagnose.perfstat import parse_perf_stat_json
 from hone.run.process import run_process
+
+if TYPE_CHECKING:
+    from hone.knobs.base import KnobDriver
 
 # Software events the kernel always provides (no PMU needed).
 SOFTWARE_EVENTS = [
@@ -191,7 +194,7 @@ _TRACEFS_GET = 'if mountpoint -q "$1"; then echo mounted; else echo unmounted; f
 _TRACEFS_SET = 'if [ "$2" = mounted ]; then mount -t tracefs nodev "$1"; else umount "$1"; fi'
 
 
-def tracefs_mount_knob(mountpoint: Path = TRACEFS) -> Any:
+def tracefs_mount_knob(mountpoint: Path = TRACEFS) -> KnobDriver:
     """A ``script`` knob whose value is ``mounted``/``unmounted`` (tracefs at ``mountpoint``)."""
     from hone.knobs import driver_for
     from hone.spec.models import ScriptKnob
