@@ -77,7 +77,7 @@ import optuna
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from problems import PROBLEMS, Problem
 
-from hone.tune.gp import ATTR_NOISE_CV
+from hone.tune.gp import ATTR_NOISE_CV, TABLE_LENGTH_SCALE_MAX
 from hone.tune.samplers import gp_startup_trials, make_sampler
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
@@ -398,8 +398,11 @@ def run_hone_gp(problem: Problem, seed: int, budget: int, noise: float, *, trust
     from hone.tune.gp import HoneGPSampler
 
     n_startup = startups if startups is not None else gp_startup_trials(budget)
+    # the variants were measured before the tables' length-scale cap (2026-11-24): kept off so
+    # their stored rows reproduce; hone-ts is today's sampler (noise from the run, as hone tune)
     sampler = HoneGPSampler(seed=seed, n_startup_trials=n_startup, trust_region=trust_region,
-                            noise_cv=noise if noise_aware else None)
+                            noise_cv=noise if noise_aware else None,
+                            table_length_scale=TABLE_LENGTH_SCALE_MAX if noise_aware else None)
     if nu is not None:
         kernel = sampler._kernel
 

