@@ -10,9 +10,11 @@ tool) and the confirmation the rest. The baseline's own confirmation runs are no
 (the benchmark problems have no baseline; the other engines measure theirs once too).
 
 Judged like run.py: the TRUE value of the recommendation, regret % vs the optimum, and whether
-the noisy run's recommendation stays within 1 point of the noise-free one (the issue's goal).
+the noisy run's recommendation is at most 1 point worse than the noise-free one (the issue's goal;
+one-sided like run.py's verdict).
 
-    python benchmarks/tuning/confirm_model.py --seeds 20 [--seed0 20] [--total 120 60]
+    python benchmarks/tuning/confirm_model.py --seeds 20 [--seed0 20] [--total 120 60] [--variant uncapped]
+    python benchmarks/tuning/confirm_model.py --render --tag model   # the table again from the JSON
 """
 
 from __future__ import annotations
@@ -33,22 +35,52 @@ import optuna
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from problems import PROBLEMS, Problem
 
-from hone.tune.gp import ATTR_NOISE_CV
+from hone.tune.gp import ATTR_NOISE_CV, HoneGPSampler
 from hone.tune.samplers import make_sampler
 from run import NOISE, _decode, _distributions, noisy
 
 HERE = Path(__file__).resolve().parent
 TOP_K, ROUNDS = 3, 6  # hone tune's defaults (TuneSettings.top_k, confirm_rounds)
+VARIANTS = ("hone", "uncapped", "remeasure")
 
 
-def search(problem: Problem, noise: float, seed: int,
-           trials: int) -> tuple[Any, optuna.Study, list[tuple[float, dict[str, Any]]]]:
+class Remeasure(HoneGPSampler):
+    """Measured 2026-11-24, not kept (results.md, "Length scales capped on the tables"): the
+    Thompson half may draw a configuration already measured (completed ones; running and
+    failed ones stay excluded), so under noise a promising configuration gets re-measured when
+    the posterior sample says it is still the best."""
+
+    _done = np.empty((0, 0))
+
+    def _ei_argmax(self, cols: Any, data: Any, rng: Any, seen: Any, n_done: int, thompson: bool = False) -> Any:
+        self._done = data[0][:n_done]
+        return super()._ei_argmax(cols, data, rng, seen, n_done, thompson)
+
+    def _thompson(self, gp: Any, cols: Any, cands: Any, seen: Any, rng: Any) -> Any:
+        done = {tuple(r) for r in self._done.tolist()}
+        return super()._thompson(gp, cols, np.vstack([cands, self._done]), seen - done, rng)
+
+
+def _sampler(variant: str, seed: int, trials: int) -> Any:
+    """``hone``: make_sampler("auto"); ``uncapped``: the same without the tables' length-scale
+    cap (hone until 2026-11-24); ``remeasure``: ``uncapped`` + :class:`Remeasure`."""
+    sampler = make_sampler("auto", seed=seed, n_trials=trials)
+    if variant == "hone":
+        return sampler
+    if variant == "remeasure":
+        sampler.__class__ = Remeasure  # the same settings, one method changed
+    sampler._table_length_scale = None  # type: ignore[attr-defined]
+    return sampler
+
+
+def search(problem: Problem, noise: float, seed: int, trials: int,
+           variant: str = "hone") -> tuple[Any, optuna.Study, list[tuple[float, dict[str, Any]]]]:
     """``trials`` suggestions of hone's sampler (``make_sampler("auto")``, the study carrying the
     noise as ``hone tune``'s does), each measured once with ``noise``: (sampler, study,
     [(y, config)] in trial order). confirm_variants.py confirms on the same searches."""
     obs_rng = np.random.default_rng(seed + 10_000)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    sampler = make_sampler("auto", seed=seed, n_trials=trials)
+    sampler = _sampler(variant, seed, trials)
     study = optuna.create_study(sampler=sampler)
     study.set_user_attr(ATTR_NOISE_CV, noise)  # what hone tune stores from its baseline repeats
     dists = _distributions(problem)
@@ -62,15 +94,16 @@ def search(problem: Problem, noise: float, seed: int,
     return sampler, study, rows
 
 
-def model(job: tuple[str, float, int, int]) -> dict[str, Any]:
-    """One seed: search ``total − k·rounds`` trials with hone's sampler, confirm the top k.
-    Returns the true regret (%) of the best observation after the search and of the confirmed
-    recommendation (run.py's `hone` rows hold the best observation of a search given all of it)."""
-    pname, noise, seed, total = job
+def model(job: tuple[str, float, int, int, str]) -> dict[str, Any]:
+    """One seed: search ``total − k·rounds`` trials with hone's sampler (or a ``variant``),
+    confirm the top k. Returns the true regret (%) of the best observation after the search,
+    of the confirmed recommendation (run.py's `hone` rows hold the best observation of a search
+    given all of it) and of the best configuration the search measured at all (``visited``)."""
+    pname, noise, seed, total, variant = job
     problem = PROBLEMS[pname]()
     trials = total - TOP_K * ROUNDS
     seen: dict[str, tuple[float, dict[str, Any]]] = {}
-    for y, cfg in search(problem, noise, seed, trials)[2]:
+    for y, cfg in search(problem, noise, seed, trials, variant)[2]:
         key = json.dumps(cfg, sort_keys=True, default=str)
         if key not in seen or y < seen[key][0]:
             seen[key] = (y, cfg)
@@ -85,7 +118,33 @@ def model(job: tuple[str, float, int, int]) -> dict[str, Any]:
         return (problem.value(cfg) - problem.optimum) / abs(problem.optimum) * 100
 
     return {"problem": pname, "noise": noise, "seed": seed, "total": total, "trials": trials,
-            "best_observed": regret(top[0][1]), "confirmed": regret(winner)}
+            "variant": variant, "best_observed": regret(top[0][1]), "confirmed": regret(winner),
+            "visited": min(regret(cfg) for _y, cfg in seen.values()), "distinct": len(seen)}
+
+
+def render(rows: list[dict[str, Any]], head: str) -> str:
+    """The Markdown table of ``rows`` (model() results), per problem and total budget; noise-free
+    runs whatever the variant (none changes a search without noise on these problems)."""
+    lines = [head, "", "| problem | total evals | search trials | noise-free: best observed = confirmed "
+             "| 5% noise: best observed | 5% noise: best visited | 5% noise: confirmed "
+             "| noise costs ≤ 1 point |", "|---|---|---|---|---|---|---|---|"]
+    for b in dict.fromkeys(r["total"] for r in rows):
+        for p in dict.fromkeys(r["problem"] for r in rows):
+            sel = {n: [r for r in rows if (r["problem"], r["noise"], r["total"]) == (p, n, b)] for n in (0.0, NOISE)}
+            if not sel[NOISE]:
+                continue
+            free = statistics.fmean(r["confirmed"] for r in sel[0.0]) if sel[0.0] else math.nan
+            obs = statistics.fmean(r["best_observed"] for r in sel[NOISE])
+            conf = statistics.fmean(r["confirmed"] for r in sel[NOISE])
+            seen = [r["visited"] for r in sel[NOISE] if "visited" in r]  # rows before 2026-11-24 lack it
+            visited = f"{statistics.fmean(seen):.2f}" if len(seen) == len(sel[NOISE]) else "–"
+            # one-sided, as run.py's noise verdict: the goal is that noise costs at most 1 point
+            # (rosenbrock-int's noisy runs end *better* than its noise-free ones; that is no miss)
+            ok = "–" if math.isnan(free) else "yes" if conf - free <= 1.0 else "no"
+            free_txt = "–" if math.isnan(free) else f"{free:.2f}"
+            lines.append(f"| {p} | {b} | {b - TOP_K * ROUNDS} | {free_txt} | {obs:.2f} | {visited} "
+                         f"| {conf:.2f} | {ok} |")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
@@ -96,28 +155,30 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--problems", nargs="*", default=list(PROBLEMS))
     ap.add_argument("--tag", default="model")
+    ap.add_argument("--variant", choices=VARIANTS, default="hone",
+                    help="the sampler: hone's (default) or a variant measured against it")
+    ap.add_argument("--noise", nargs="*", type=float, default=[0.0, NOISE],
+                    help=f"noise levels (0 and/or {NOISE}; a variant changes only noisy searches)")
+    ap.add_argument("--render", action="store_true", help="rewrite confirm-TAG.md from confirm-TAG.json")
     args = ap.parse_args()
-    jobs = [(p, n, s, b) for b in args.total for p in args.problems for n in (0.0, NOISE)
+    out = HERE / f"confirm-{args.tag}.json"
+    if args.render:
+        rows = json.loads(out.read_text())
+        seeds = sorted({r["seed"] for r in rows})
+        print(text := render(rows, f"seeds {seeds[0]}–{seeds[-1]}; top {TOP_K} × {ROUNDS} confirmation "
+                             "rounds charged to the budget; mean true regret %"))
+        out.with_suffix(".md").write_text(text)
+        return
+    jobs = [(p, n, s, b, args.variant) for b in args.total for p in args.problems for n in args.noise
             for s in range(args.seed0, args.seed0 + args.seeds)]
     t0 = time.perf_counter()
     with ProcessPoolExecutor(args.jobs) as ex:
         rows = list(ex.map(model, jobs))
-    (HERE / f"confirm-{args.tag}.json").write_text(json.dumps(rows, indent=1))
-    lines = [f"seeds {args.seed0}–{args.seed0 + args.seeds - 1}; top {TOP_K} × {ROUNDS} confirmation rounds "
-             f"charged to the budget; mean true regret % ({time.perf_counter() - t0:.0f} s)", "",
-             "| problem | total evals | search trials | noise-free: best observed = confirmed "
-             "| 5% noise: best observed "
-             "| 5% noise: confirmed | confirmed within 1 point of noise-free |", "|---|---|---|---|---|---|---|"]
-    for b in args.total:
-        for p in args.problems:
-            sel = {n: [r for r in rows if (r["problem"], r["noise"], r["total"]) == (p, n, b)] for n in (0.0, NOISE)}
-            free = statistics.fmean(r["confirmed"] for r in sel[0.0])
-            obs = statistics.fmean(r["best_observed"] for r in sel[NOISE])
-            conf = statistics.fmean(r["confirmed"] for r in sel[NOISE])
-            ok = "yes" if abs(conf - free) <= 1.0 else "no"
-            lines.append(f"| {p} | {b} | {b - TOP_K * ROUNDS} | {free:.2f} | {obs:.2f} | {conf:.2f} | {ok} |")
-    text = "\n".join(lines) + "\n"
-    (HERE / f"confirm-{args.tag}.md").write_text(text)
+    out.write_text(json.dumps(rows, indent=1))
+    text = render(rows, f"seeds {args.seed0}–{args.seed0 + args.seeds - 1}; sampler {args.variant}; top {TOP_K} × "
+                  f"{ROUNDS} confirmation rounds charged to the budget; mean true regret % "
+                  f"({time.perf_counter() - t0:.0f} s)")
+    out.with_suffix(".md").write_text(text)
     print(text)
 
 
