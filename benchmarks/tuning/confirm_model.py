@@ -41,7 +41,8 @@ from run import NOISE, _decode, _distributions, noisy
 
 HERE = Path(__file__).resolve().parent
 TOP_K, ROUNDS = 3, 6  # hone tune's defaults (TuneSettings.top_k, confirm_rounds)
-VARIANTS = ("hone", "uncapped", "remeasure")
+VARIANTS = ("hone", "uncapped", "remeasure", "prior")
+PRIOR_SIGMA = 1.0  # variant prior: log length scale ~ N(0, 1) (ℓ in units of a knob's range)
 
 
 class Remeasure(HoneGPSampler):
@@ -61,11 +62,46 @@ class Remeasure(HoneGPSampler):
         return super()._thompson(gp, cols, np.vstack([cands, self._done]), seen - done, rng)
 
 
+def _install_length_scale_prior(sigma: float = PRIOR_SIGMA) -> None:
+    """Variant ``prior`` (measured 2026-11-24, a lead, not in hone): the GP's hyperparameters
+    are fitted by maximum a posteriori with log ℓ ~ N(0, sigma²) on every Matérn length scale,
+    instead of maximum likelihood within bounds. Replaces scikit-learn's GaussianProcessRegressor
+    for the whole process (HoneGPSampler builds its regressor by that name), so a process runs
+    one variant only — main() does."""
+    import sklearn.gaussian_process as skgp
+
+    base = skgp.GaussianProcessRegressor
+    if getattr(base, "hone_prior", None) is not None:
+        return
+
+    class PriorGPR(base):  # type: ignore[misc, valid-type]
+        hone_prior = sigma
+
+        def log_marginal_likelihood(self, theta: Any = None, eval_gradient: bool = False,
+                                    clone_kernel: bool = True) -> Any:
+            out = super().log_marginal_likelihood(theta, eval_gradient, clone_kernel)
+            if theta is None:
+                return out
+            th = np.asarray(theta)[1:-1]  # (Constant × Matérn) + White: the length scales
+            penalty = -0.5 * float(np.sum(th**2)) / sigma**2
+            if not eval_gradient:
+                return out + penalty
+            lml, grad = out
+            grad = np.array(grad, dtype=float)
+            grad[1:-1] -= th / sigma**2
+            return lml + penalty, grad
+
+    skgp.GaussianProcessRegressor = PriorGPR
+
+
 def _sampler(variant: str, seed: int, trials: int) -> Any:
-    """``hone``: make_sampler("auto"); ``uncapped``: the same without the tables' length-scale
+    """``hone``: make_sampler("auto"); ``prior``: the same with a length-scale prior
+    (:func:`_install_length_scale_prior`); ``uncapped``: the same without the tables' length-scale
     cap (hone until 2026-11-24); ``remeasure``: ``uncapped`` + :class:`Remeasure`."""
     sampler = make_sampler("auto", seed=seed, n_trials=trials)
-    if variant == "hone":
+    if variant == "prior":
+        _install_length_scale_prior()
+    if variant in ("hone", "prior"):
         return sampler
     if variant == "remeasure":
         sampler.__class__ = Remeasure  # the same settings, one method changed
