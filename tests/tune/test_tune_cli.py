@@ -189,6 +189,24 @@ def test_gp_sampler_runs_resumes_and_confirms(workload, hone, state_dir):
     assert doc["verdict"] == "faster" and doc["recommended"]["x"] in (4, 5, 6, 7)
 
 
+def test_the_gp_chooses_among_several_confirmed_winners(workload, hone, state_dir):
+    # noise-free: the top 3 all beat the baseline (score 93); the GP's posterior mean over the
+    # search and the rounds decides, and agrees with the rounds' means here
+    spec = write_workload(workload, trials=10)
+    res = hone("tune", spec, "--top-k", "3", "--json", workload / "g.json", "--study", "w")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "g.json").read_text())
+    winners = [c for c in doc["confirmations"] if c["comparison"]["verdict"] == "faster"]
+    assert len(winners) >= 2 and doc["chosen_by"] == "model"
+    best = max(winners, key=lambda c: c["means"]["score"])
+    assert doc["recommended"] == best["config"]
+    assert "by the GP's posterior mean" in res.out
+    res = hone("tune", spec, "--top-k", "3", "--json", workload / "t.json", "--study", "t", "--sampler", "tpe")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "t.json").read_text())
+    assert doc["chosen_by"] == "confirmation mean" and "posterior mean" not in res.out
+
+
 def test_constraints_reach_optunas_samplers_as_trial_constraints(workload, hone, state_dir):
     # x <= 4 is required; the score alone would pull x to 5. TPE reads trial.constraints.
     spec = write_workload(workload, trials=10, extra_metrics="""

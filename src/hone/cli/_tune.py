@@ -187,6 +187,9 @@ def _print_result(result: TuneResult) -> None:
         console.print(f"[bold green]Recommendation (confirmed): {_short(result.winner.candidate.config, 20)}"
                       f"[/bold green]\n  {comp.change_pct:+.2f}% vs baseline, 95% CI [{comp.ci_pct[0]:+.2f}%, "
                       f"{comp.ci_pct[1]:+.2f}%], p = {comp.p_value:.3g}, {comp.n} interleaved rounds")
+        if result.chosen_by == "model":
+            console.print("  chosen among the confirmed candidates by the GP's posterior mean over every"
+                          " measurement (search trials and confirmation rounds)")
         cmd = doc.get("apply_command")
         if cmd:
             console.print(f"  apply it: {cmd}" + ("  (applied: --apply-best)" if result.applied else ""))

@@ -4,13 +4,22 @@ Why: the best *observed* trial of a noisy search is biased upwards (it won partl
 — the winner's curse); A-Tune reports and applies it anyway. hone re-measures the top-k
 distinct configurations and the baseline in interleaved, randomly ordered rounds
 (:func:`hone.run.schedule.run_interleaved`) and compares each candidate with the baseline
-round by round (:func:`hone.stats.paired.compare_paired`). The recommendation is the
-candidate with the best mean change among those whose verdict is "faster" (= better
-along the goal); if there is none, the answer is "keep the current configuration".
+round by round (:func:`hone.stats.paired.compare_paired`). Only a candidate whose verdict is
+"faster" (= better along the goal) can be recommended; if there is none, the answer is "keep
+the current configuration". Among several, the sampler's model decides when it has one
+(hone's GP: its posterior mean over the search trials *and* the confirmation rounds, see
+:func:`model_observations`), else the best mean change of the confirmation rounds.
+
+Why the model: six rounds cannot tell candidates 1–2% apart under a few % of noise (the
+standard error of a 6-round mean is noise/√6), while the model pools every measurement near
+each candidate. Measured in ``benchmarks/tuning`` (confirm_model.py; 5% noise, the top 3 ×
+6 rounds, paired on the same searches and re-measurements): see results.md, "Recommendation
+by the model".
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,6 +58,7 @@ class Confirmation:
     means: dict[str, float] = field(default_factory=dict)
     baseline_means: dict[str, float] = field(default_factory=dict)
     metric_comparisons: dict[str, PairedComparison] = field(default_factory=dict)
+    values: list[float] = field(default_factory=list)  # objective value of each successful round (study scale)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -142,8 +152,21 @@ def confirm_candidates(
             cand = [r.metrics.get(m.name, math.nan) if r.ok else math.nan for r in cand_runs]
             per_metric[m.name] = compare_paired(ref, cand, goal=m.goal or "maximize",  # type: ignore[arg-type]
                                                 threshold=threshold, seed=seed)
-        out.append(Confirmation(c, comparison, _mean_metrics(cand_runs), _mean_metrics(base_runs), per_metric))
+        values = [objective.values(_means_of(r))[0] for r in cand_runs if r.ok] if objective.mode != "pareto" else []
+        out.append(Confirmation(c, comparison, _mean_metrics(cand_runs), _mean_metrics(base_runs), per_metric,
+                                values))
     return out
+
+
+def model_observations(values: list[float], repeats: int) -> list[float]:
+    """A candidate's confirmation rounds as observations on a trial's footing: a trial's value
+    is the mean of ``repeats`` runs, so consecutive rounds are averaged in len // repeats groups
+    of near-equal size (one group at least)."""
+    groups = max(1, len(values) // max(1, repeats))
+    if not values:
+        return []
+    edges = [round(i * len(values) / groups) for i in range(groups + 1)]
+    return [sum(values[a:b]) / (b - a) for a, b in itertools.pairwise(edges)]
 
 
 def _means_of(m: Measurement) -> dict[str, float]:
@@ -158,11 +181,16 @@ def _mean_metrics(runs: list[Measurement]) -> dict[str, float]:
     return {k: sum(_means_of(r)[k] for r in ok) / len(ok) for k in _means_of(ok[0])}
 
 
-def recommend(confirmations: list[Confirmation]) -> Confirmation | None:
-    """The confirmed winner: verdict "faster" (better along the goal), largest mean
-    improvement; None means keep the current configuration."""
+def recommend(confirmations: list[Confirmation], order: list[int] | None = None) -> Confirmation | None:
+    """The confirmed winner among the candidates whose verdict is "faster" (better along the
+    goal): the first of them in ``order`` (indices into ``confirmations``, best first — the
+    sampler model's ranking) when given, else the largest mean improvement. None means keep
+    the current configuration."""
     winners = [c for c in confirmations if c.comparison.improved]
     if not winners:
         return None
+    if order is not None:
+        rank = {i: k for k, i in enumerate(order)}
+        return min(winners, key=lambda c: rank.get(confirmations.index(c), len(rank)))
     goal = winners[0].comparison.goal
     return max(winners, key=lambda c: c.comparison.change_pct if goal == "maximize" else -c.comparison.change_pct)

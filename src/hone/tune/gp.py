@@ -57,6 +57,7 @@ TR_SHRINK_AFTER, TR_GROW_AFTER = 3, 2  # trials in a row without / with a new be
 ATTR_NOISE_CV = "hone_noise_cv"  # study attr: relative sd of one trial's objective value (hone tune sets it)
 NOISY_CV = 0.01  # at or above: every other suggestion (by a seeded coin) is a Thompson sample
 TS_MAX = 2000  # Thompson sample over at most this many candidates (a Cholesky of TS_MAX²)
+TS_LENGTH_SCALE_SD = 1.0  # large spaces: a Thompson sample's length scales are drawn, sd of log ℓ
 
 
 @dataclass(frozen=True)
@@ -191,14 +192,17 @@ class HoneGPSampler(BaseSampler):
     observation in spaces too large to enumerate; off = the sampler as it was until 2026-11-23,
     kept for the benchmark's comparison. ``table_length_scale``: the longest length scale in
     spaces small enough to enumerate (see :meth:`_kernel`); None = :data:`LENGTH_SCALE_MAX`
-    everywhere, the sampler as it was until 2026-11-24."""
+    everywhere, the sampler as it was until 2026-11-24. ``ts_length_scale_sd``: how far a
+    Thompson sample's length scales are drawn from the fitted ones in the other spaces (see
+    :meth:`_draw_length_scales`); None = the fitted ones, the sampler as it was until 2026-11-24."""
 
     def __init__(self, *, seed: int | None, n_startup_trials: int = 5,
                  constraints_func: ConstraintsFunc | None = None,
                  fallback: BaseSampler | None = None, log_y: bool = True,
                  noise_floor: float = NOISE_FLOOR, trust_region: bool = True,
                  noise_cv: float | None = None,
-                 table_length_scale: float | None = TABLE_LENGTH_SCALE_MAX) -> None:
+                 table_length_scale: float | None = TABLE_LENGTH_SCALE_MAX,
+                 ts_length_scale_sd: float | None = TS_LENGTH_SCALE_SD) -> None:
         self._seed = int(seed) if seed is not None else int(np.random.SeedSequence().entropy % 2**32)
         self._n_startup = max(1, n_startup_trials)
         self._constraints_func = constraints_func
@@ -209,6 +213,7 @@ class HoneGPSampler(BaseSampler):
         self._trust_region = trust_region
         self._noise_cv = noise_cv
         self._table_length_scale = table_length_scale
+        self._ts_length_scale_sd = ts_length_scale_sd
         self._space = IntersectionSearchSpace(include_pruned=True)
         self._fit_cache: dict[Any, Any] = {}
 
@@ -299,6 +304,29 @@ class HoneGPSampler(BaseSampler):
         order = sorted(range(len(head)), key=lambda i: (float(mu[i]), head[i].number))
         return [head[i] for i in order] + tail
 
+    def order_by_model(self, study: optuna.Study, candidates: Sequence[dict[str, Any]],
+                       extra: Sequence[tuple[dict[str, Any], float]] = ()) -> list[int] | None:
+        """Indices of ``candidates`` (Optuna params), best first by the GP's posterior mean,
+        fitted on the completed feasible trials and the ``extra`` observations (params, objective
+        value) — ``hone tune`` passes its confirmation rounds. None without a model
+        (multi-objective, fewer than 2 trials, a candidate missing a knob)."""
+        from threadpoolctl import threadpool_limits
+
+        if len(study.directions) != 1 or not candidates:
+            return None
+        space = {n: d for n, d in IntersectionSearchSpace().calculate(study).items() if not d.single()}
+        cols = _columns(space)
+        if not cols or any(c.name not in p for p in [*candidates, *(p for p, _ in extra)] for c in cols):
+            return None
+        with threadpool_limits(1):
+            obs = self._observations(study, study.get_trials(deepcopy=False), cols, with_running=False, extra=extra)
+            if obs is None or len(obs[1]) < 2:
+                return None
+            gp = self._fit(cols, obs[:2])
+            levels = np.array([[c.to_level(p[c.name]) for c in cols] for p in candidates], dtype=float)
+            mu = gp.predict(self._encode(cols, levels))
+        return sorted(range(len(candidates)), key=lambda i: (float(mu[i]), i))
+
     # -- internals ------------------------------------------------------------------------
     def noisy(self, study: optuna.Study) -> bool:
         """Are the measurements noisy (relative sd of a trial's value ≥ :data:`NOISY_CV`)? From
@@ -322,13 +350,13 @@ class HoneGPSampler(BaseSampler):
         return out
 
     def _observations(self, study: optuna.Study, trials: list[FrozenTrial], cols: list[_Column], *,
-                      with_running: bool, exclude: int = -1,
-                      log: bool | None = None) -> tuple[np.ndarray, np.ndarray, int] | None:
+                      with_running: bool, exclude: int = -1, log: bool | None = None,
+                      extra: Sequence[tuple[dict[str, Any], float]] = ()) -> tuple[np.ndarray, np.ndarray, int] | None:
         """(levels, y, n_done) for the model: y minimised and standardised (log first when every
         value is positive and ``log``, default the sampler's ``log_y``); the first ``n_done`` rows
-        are the completed feasible trials in trial order; then infeasible trials at the worst
-        feasible y and running ones (fleet workers) at the best y so far — a constant liar: no
-        second worker picks the same point."""
+        are the completed feasible trials in trial order, then the ``extra`` observations
+        (params, value); then infeasible trials at the worst feasible y and running ones (fleet
+        workers) at the best y so far — a constant liar: no second worker picks the same point."""
         sign = 1.0 if study.direction == StudyDirection.MINIMIZE else -1.0
         done, bad, running = [], [], []
         for t in trials:
@@ -340,13 +368,14 @@ class HoneGPSampler(BaseSampler):
                 running.append(t)
         if not done:
             return None
-        raw = np.array([float(t.values[0]) for t in done])
+        raw = np.array([float(t.values[0]) for t in done] + [float(v) for _, v in extra])
         y = np.log(raw) if (self._log_y if log is None else log) and np.all(raw > 0) else raw
         y = sign * y
         y = (y - y.mean()) / (y.std() if y.std() > 0 else 1.0)
         lies = [float(y.max()) + 0.5] * len(bad) + [float(y.min())] * len(running)
-        rows = [[c.to_level(t.params[c.name]) for c in cols] for t in done + bad + running]
-        return np.array(rows, dtype=float), np.concatenate([y, np.array(lies)]), len(done)
+        params = [t.params for t in done] + [p for p, _ in extra] + [t.params for t in bad + running]
+        rows = [[c.to_level(p[c.name]) for c in cols] for p in params]
+        return np.array(rows, dtype=float), np.concatenate([y, np.array(lies)]), len(done) + len(extra)
 
     @staticmethod
     def _encode(cols: list[_Column], levels: np.ndarray) -> np.ndarray:
@@ -393,12 +422,15 @@ class HoneGPSampler(BaseSampler):
         from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 
         width = sum(c.width() for c in cols)
-        longest = LENGTH_SCALE_MAX
-        if self._table_length_scale is not None and _space_size(cols) <= ENUMERATE_LIMIT:
-            longest = self._table_length_scale
+        longest = self._table_length_scale if self._capped(cols) else LENGTH_SCALE_MAX
+        assert longest is not None
         return ConstantKernel(1.0, (1e-2, 1e2)) * Matern(
             length_scale=np.full(width, min(0.5, longest)), length_scale_bounds=(1e-2, longest), nu=2.5,
         ) + WhiteKernel(1e-2, (self._noise_floor, 1.0))
+
+    def _capped(self, cols: list[_Column]) -> bool:
+        """Are the length scales capped (a space small enough to enumerate; see :meth:`_kernel`)?"""
+        return self._table_length_scale is not None and _space_size(cols) <= ENUMERATE_LIMIT
 
     def _gp(self, cols: list[_Column], data: tuple[np.ndarray, np.ndarray], kernel: Any,
             optimize: bool = True) -> Any:
@@ -572,6 +604,8 @@ class HoneGPSampler(BaseSampler):
         sqlite 2.55 → 1.50% (paired Wilcoxon p = 0.03), sparse-8of2 3.40 → 2.37% (p = 0.05),
         mixint-ellipsoid 17.3 → 12.5% (p = 0.02), zlib 2.50 → 2.32%, rosenbrock-int 88 → 84%;
         evaluations to 5% of the optimum within seed noise (zlib 28 → 19.5, sqlite 13 → 14)."""
+        if self._ts_length_scale_sd and not self._capped(cols):
+            gp = self._draw_length_scales(gp, rng)
         cands = np.unique(cands, axis=0)
         fresh = self._unmeasured(cands, seen)
         if not fresh.any():
@@ -594,3 +628,28 @@ class HoneGPSampler(BaseSampler):
             chol = np.diag(np.sqrt(np.maximum(np.diag(cov), 0.0)))
         f = mu + chol @ rng.standard_normal(len(cands))
         return cands[int(np.argmin(f))].tolist()
+
+    def _draw_length_scales(self, gp: Any, rng: np.random.Generator) -> Any:
+        """``gp`` with its Matérn length scales drawn around the fitted ones, log ℓ + N(0, sd²)
+        within the kernel's bounds (sd = ``ts_length_scale_sd``), the rest of the kernel kept,
+        conditioned on the same data. A Thompson sample then reflects what the model does not
+        know about its own smoothness, not only about f given a smoothness (a rough stand-in
+        for sampling the hyperparameters' posterior, which a fit of ~100 points leaves wide).
+
+        Why, in spaces too large to enumerate (there the length scales are not capped): the
+        maximum-likelihood length scale of a weak knob is often 10–30× its range once the
+        search has settled — a confident "monotone, keep it at the edge" — and a sample drawn
+        with it never moves the knob (mixint-ellipsoid under 5% noise: the weakest knob held
+        at the edge of its range, 12–17% off the optimum, on 7 of 20 seeds). Measured in
+        ``benchmarks/tuning`` (results.md, "Length scales drawn for the Thompson half")."""
+        from sklearn.base import clone
+        from sklearn.gaussian_process import GaussianProcessRegressor
+
+        kernel = clone(gp.kernel_)
+        matern = kernel.k1.k2  # (Constant × Matérn) + White
+        low, high = matern.length_scale_bounds
+        fitted = np.atleast_1d(np.asarray(matern.length_scale, dtype=float))
+        drawn = np.exp(np.log(fitted) + rng.normal(0.0, self._ts_length_scale_sd, size=fitted.shape))
+        matern.length_scale = np.clip(drawn, low, high)
+        out = GaussianProcessRegressor(kernel, normalize_y=False, optimizer=None)
+        return out.fit(gp.X_train_, gp.y_train_)

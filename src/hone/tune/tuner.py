@@ -29,7 +29,7 @@ from hone.run.benchmark import Measurement
 from hone.run.configure import Configurator
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
-from hone.tune.confirm import Confirmation, confirm_candidates, pick_candidates, recommend
+from hone.tune.confirm import Confirmation, confirm_candidates, model_observations, pick_candidates, recommend
 from hone.tune.gp import HoneGPSampler
 from hone.tune.importance import knob_importances
 from hone.tune.objective import Objective, build_objective
@@ -102,6 +102,7 @@ class TuneResult:
     applied: bool
     restore_problems: list[str] = field(default_factory=list)
     system_knobs: list[str] = field(default_factory=list)
+    chosen_by: str | None = None  # how the winner was chosen among several confirmed candidates
     started: float = 0.0
     finished: float = 0.0
 
@@ -139,6 +140,7 @@ class TuneResult:
             "spec_name": self.spec_name,
             "recommended": dict(w.candidate.config) if w else None,
             "recommended_trial": w.candidate.trial_number if w else None,
+            "chosen_by": self.chosen_by,
             "baseline_config": self.baseline.get("config", {}),
             "baseline": self.baseline.get("means", {}),
             "baseline_cv": self.baseline.get("cv", {}),
@@ -273,7 +275,9 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                     rounds=settings.confirm_rounds, warmup=min(1, warmup), seed=seed or 0,
                     threshold=settings.threshold, on_run=events.on_confirm_run,
                 )
-            winner = recommend(confirmations)
+            order = _model_order(sampler, study, confirmations, repeats)
+            winner = recommend(confirmations, order)
+            chosen_by = _chosen_by(confirmations, order)
             if settings.apply_best and winner is not None:
                 configurator.apply(winner.candidate.config)
                 applied = True
@@ -287,11 +291,31 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         spec_path=str(loaded.path), spec_name=spec.name or "", storage=storage, study=name, seed=seed,
         sampler=settings.sampler, objective=objective, baseline=baseline, trials=len(trials), failed_trials=failed,
         confirmations=confirmations, winner=winner, importances=importances, applied=applied,
-        restore_problems=problems, started=started, finished=time.time(),
+        restore_problems=problems, chosen_by=chosen_by, started=started, finished=time.time(),
         system_knobs=[n for n, d in configurator.drivers.items() if d.changes_system],
     )
     study.set_user_attr("hone_result", _jsonable(result.to_json()))
     return result
+
+
+def _model_order(sampler: optuna.samplers.BaseSampler, study: optuna.Study, confirmations: list[Confirmation],
+                 repeats: int) -> list[int] | None:
+    """The confirmed candidates ranked by hone's GP (posterior mean over the search trials and
+    every confirmation round, see :mod:`hone.tune.confirm`); None for other samplers, a
+    Pareto objective or fewer than two candidates."""
+    if not isinstance(sampler, HoneGPSampler) or len(confirmations) < 2:
+        return None
+    by_number = {t.number: t for t in study.get_trials(deepcopy=False)}
+    params = [by_number[c.candidate.trial_number].params for c in confirmations]
+    extra = [(p, v) for p, c in zip(params, confirmations, strict=True) for v in model_observations(c.values, repeats)]
+    return sampler.order_by_model(study, params, extra)
+
+
+def _chosen_by(confirmations: list[Confirmation], order: list[int] | None) -> str | None:
+    """How the winner was chosen, when more than one candidate beat the baseline."""
+    if sum(c.comparison.improved for c in confirmations) < 2:
+        return None
+    return "model" if order is not None else "confirmation mean"
 
 
 def _jsonable(doc: dict[str, Any]) -> dict[str, Any]:
