@@ -277,12 +277,6 @@ class HoneGPSampler(BaseSampler):
         value. Only the best-observed are re-ranked because where the model misfits a rough
         response, its smoothed mean would otherwise promote configurations far from the
         best measured. Without a model (multi-objective, < 2 trials): by observed value."""
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(1):
-            return self._rank_trials(study, top)
-
-    def _rank_trials(self, study: optuna.Study, top: int | None) -> list[FrozenTrial]:
         trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         trials = [t for t in trials if self._feasible(t)]
         if len(study.directions) != 1:
@@ -291,18 +285,10 @@ class HoneGPSampler(BaseSampler):
         trials.sort(key=lambda t: (sign * float(t.values[0]), t.number))
         if len(trials) < 2:
             return trials
-        space = {n: d for n, d in IntersectionSearchSpace().calculate(study).items() if not d.single()}
-        cols = _columns(space)
-        obs = self._observations(study, study.get_trials(deepcopy=False), cols, with_running=False)
-        if not cols or obs is None:
-            return trials
-        gp = self._fit(cols, obs[:2])
         k = max(RERANK_TOP, math.ceil(len(trials) / 10)) if top is None else top
-        head, tail = trials[:k], trials[k:]
-        levels = np.array([[c.to_level(t.params[c.name]) for c in cols] for t in head], dtype=float)
-        mu = gp.predict(self._encode(cols, levels))
-        order = sorted(range(len(head)), key=lambda i: (float(mu[i]), head[i].number))
-        return [head[i] for i in order] + tail
+        head, tail = sorted(trials[:k], key=lambda t: t.number), trials[k:]  # equal means: by number
+        order = self.order_by_model(study, [t.params for t in head])
+        return trials if order is None else [head[i] for i in order] + tail
 
     def order_by_model(self, study: optuna.Study, candidates: Sequence[dict[str, Any]],
                        extra: Sequence[tuple[dict[str, Any], float]] = ()) -> list[int] | None:
