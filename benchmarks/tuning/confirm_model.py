@@ -46,7 +46,8 @@ from run import NOISE, _decode, _distributions, noisy
 
 HERE = Path(__file__).resolve().parent
 TOP_K, ROUNDS = 3, 6  # hone tune's defaults (TuneSettings.top_k, confirm_rounds)
-VARIANTS = ("hone", "fitted-ts", "uncapped", "remeasure", "prior")
+VARIANTS = ("hone", "drawn", "uncapped", "remeasure", "prior")
+DRAWN_SD = 1.0  # variant drawn: sd of log ℓ around the fitted length scales
 PRIOR_SIGMA = 1.0  # variant prior: log length scale ~ N(0, 1) (ℓ in units of a knob's range)
 
 
@@ -65,6 +66,29 @@ class Remeasure(HoneGPSampler):
     def _thompson(self, gp: Any, cols: Any, cands: Any, seen: Any, rng: Any) -> Any:
         done = {tuple(r) for r in self._done.tolist()}
         return super()._thompson(gp, cols, np.vstack([cands, self._done]), seen - done, rng)
+
+
+class Drawn(HoneGPSampler):
+    """Measured 2026-11-24 (session 9), not kept (results.md, "Length scales drawn for the
+    Thompson half"): in spaces too large to enumerate (where the length scales are not capped),
+    a Thompson sample is drawn from the GP with its Matérn length scales drawn around the fitted
+    ones, log ℓ + N(0, DRAWN_SD²) within the kernel's bounds, conditioned on the same data — a
+    rough stand-in for sampling the hyperparameters' posterior, against a weak knob held at the
+    edge of its range by a confident long length scale."""
+
+    def _thompson(self, gp: Any, cols: Any, cands: Any, seen: Any, rng: Any) -> Any:
+        if not self._capped(cols):
+            from sklearn.base import clone
+            from sklearn.gaussian_process import GaussianProcessRegressor
+
+            kernel = clone(gp.kernel_)
+            matern = kernel.k1.k2  # (Constant × Matérn) + White
+            low, high = matern.length_scale_bounds
+            fitted = np.atleast_1d(np.asarray(matern.length_scale, dtype=float))
+            drawn = np.exp(np.log(fitted) + rng.normal(0.0, DRAWN_SD, size=fitted.shape))
+            matern.length_scale = np.clip(drawn, low, high)
+            gp = GaussianProcessRegressor(kernel, normalize_y=False, optimizer=None).fit(gp.X_train_, gp.y_train_)
+        return super()._thompson(gp, cols, cands, seen, rng)
 
 
 def _install_length_scale_prior(sigma: float = PRIOR_SIGMA) -> None:
@@ -100,18 +124,16 @@ def _install_length_scale_prior(sigma: float = PRIOR_SIGMA) -> None:
 
 
 def _sampler(variant: str, seed: int, trials: int) -> Any:
-    """``hone``: make_sampler("auto"); ``fitted-ts``: the same with the fitted length scales in
-    the Thompson half (hone until 2026-11-24 session 9); ``prior``: ``fitted-ts`` with a
-    length-scale prior (:func:`_install_length_scale_prior`); ``uncapped``: ``fitted-ts`` without
-    the tables' length-scale cap (hone until 2026-11-24 session 8); ``remeasure``: ``uncapped`` +
+    """``hone``: make_sampler("auto"); ``drawn``: the same + :class:`Drawn`; ``prior``: the same
+    with a length-scale prior (:func:`_install_length_scale_prior`); ``uncapped``: the same
+    without the tables' length-scale cap (hone until 2026-11-24); ``remeasure``: ``uncapped`` +
     :class:`Remeasure`."""
     sampler = make_sampler("auto", seed=seed, n_trials=trials)
-    if variant == "hone":
-        return sampler
-    sampler._ts_length_scale_sd = None  # type: ignore[attr-defined]
     if variant == "prior":
         _install_length_scale_prior()
-    if variant in ("fitted-ts", "prior"):
+    if variant == "drawn":
+        sampler.__class__ = Drawn  # the same settings, one method changed
+    if variant in ("hone", "drawn", "prior"):
         return sampler
     if variant == "remeasure":
         sampler.__class__ = Remeasure  # the same settings, one method changed

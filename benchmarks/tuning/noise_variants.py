@@ -115,10 +115,9 @@ class ThompsonLinear(Evidence):
 
 
 def make(mode: str, seed: int) -> Session5:
-    # the length scales as they were measured (uncapped on the tables, the fitted ones in the
-    # Thompson half, until 2026-11-24), so the stored rows reproduce
-    kw: dict[str, Any] = {"seed": seed, "n_startup_trials": 5, "noise_cv": NOISE, "table_length_scale": None,
-                          "ts_length_scale_sd": None}
+    # table_length_scale=None: the length scales as they were measured (uncapped on the tables
+    # too, until 2026-11-24), so the stored rows reproduce
+    kw: dict[str, Any] = {"seed": seed, "n_startup_trials": 5, "noise_cv": NOISE, "table_length_scale": None}
     if mode == "nolog":
         return Session5(log_y=False, **kw)
     if mode == "tsevid":

@@ -77,7 +77,7 @@ import optuna
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from problems import PROBLEMS, Problem
 
-from hone.tune.gp import ATTR_NOISE_CV, TABLE_LENGTH_SCALE_MAX, TS_LENGTH_SCALE_SD
+from hone.tune.gp import ATTR_NOISE_CV, TABLE_LENGTH_SCALE_MAX
 from hone.tune.samplers import gp_startup_trials, make_sampler
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
@@ -391,19 +391,17 @@ def run_hone_conf(problem: Problem, seed: int, budget: int, noise: float, r: int
 
 def run_hone_gp(problem: Problem, seed: int, budget: int, noise: float, *, trust_region: bool = True,
                 startups: int | None = None, nu: float | None = None, noise_aware: bool = False,
-                table_length_scale: float | None = None, ts_length_scale_sd: float | None = None) -> Recs:
+                table_length_scale: float | None = None) -> Recs:
     """hone's GP sampler with one setting changed, recommending its best observation:
     ``hone-notr`` = without the trust-region candidates (what ``hone`` was until 2026-11-23),
     ``hone-s3`` = 3 Latin-hypercube starts instead of 5, ``hone-m32`` = Matérn 3/2 (rougher)
-    instead of 5/2. ``table_length_scale`` and ``ts_length_scale_sd`` default to None (no cap on
-    the tables, fitted length scales in the Thompson half): the variants were measured before
-    either (2026-11-24) and their stored rows reproduce so."""
+    instead of 5/2. ``table_length_scale`` defaults to None (no cap on the tables): the variants
+    were measured before the cap (2026-11-24) and their stored rows reproduce so."""
     from hone.tune.gp import HoneGPSampler
 
     n_startup = startups if startups is not None else gp_startup_trials(budget)
     sampler = HoneGPSampler(seed=seed, n_startup_trials=n_startup, trust_region=trust_region,
-                            noise_cv=noise if noise_aware else None, table_length_scale=table_length_scale,
-                            ts_length_scale_sd=ts_length_scale_sd)
+                            noise_cv=noise if noise_aware else None, table_length_scale=table_length_scale)
     if nu is not None:
         kernel = sampler._kernel
 
@@ -462,8 +460,7 @@ METHODS: dict[str, Callable[[Problem, int, int, float], Recs | dict[str, Recs]]]
     "hone-m32": lambda p, s, b, n: run_hone_gp(p, s, b, n, nu=1.5),
     # today's sampler, given the noise as hone tune gives it
     "hone-ts": lambda p, s, b, n: run_hone_gp(p, s, b, n, noise_aware=True,
-                                              table_length_scale=TABLE_LENGTH_SCALE_MAX,
-                                              ts_length_scale_sd=TS_LENGTH_SCALE_SD),
+                                              table_length_scale=TABLE_LENGTH_SCALE_MAX),
     "hone-tpe": run_hone_tpe, "hone+race": run_hone_race, "tpe": run_tpe,
     "tpe-cat": run_tpe_cat, "atune": run_atune,
     "random": run_random,

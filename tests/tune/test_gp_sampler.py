@@ -354,65 +354,6 @@ def test_length_scales_stay_within_a_knobs_range_only_in_enumerable_spaces():
     assert TABLE_LENGTH_SCALE_MAX < wide.max() <= LENGTH_SCALE_MAX * (1 + 1e-9)
 
 
-# -- Thompson samples in large spaces draw their length scales -----------------------------------
-
-def test_thompson_length_scales_are_drawn_around_the_fitted_ones_in_large_spaces():
-    study = _big_int_study(2)
-    sampler = HoneGPSampler(seed=0)
-    cols = _columns(study.trials[0].distributions)
-    levels, y, _ = sampler._observations(study, study.trials, cols, with_running=False)
-    gp = sampler._fit(cols, (levels, y))
-    fitted = np.atleast_1d(gp.kernel_.k1.k2.length_scale)
-    low, high = gp.kernel_.k1.k2.length_scale_bounds
-    drawn = [np.atleast_1d(sampler._draw_length_scales(gp, np.random.default_rng(s)).kernel_.k1.k2.length_scale)
-             for s in (5, 5, 6)]
-    assert np.array_equal(drawn[0], drawn[1]) and not np.array_equal(drawn[0], drawn[2])  # seeded
-    for d in drawn:
-        assert d.shape == fitted.shape and np.all(d >= low * (1 - 1e-9)) and np.all(d <= high * (1 + 1e-9))
-        assert not np.allclose(d, fitted)
-    # log ℓ moves by N(0, 1): over many draws the typical factor is e, not 1 or 100
-    many = np.array([np.atleast_1d(sampler._draw_length_scales(gp, np.random.default_rng(s)).kernel_.k1.k2
-                                   .length_scale) for s in range(40)])
-    inside = (fitted > 2 * low) & (fitted < high / 20)  # away from the bounds the clip does not bite
-    spread = np.std(np.log(many[:, inside]) - np.log(fitted[inside]))
-    assert 0.7 < spread < 1.3
-    # the drawn GP is conditioned on the same data (no refit of the kernel)
-    redrawn = sampler._draw_length_scales(gp, np.random.default_rng(5))
-    assert np.array_equal(redrawn.X_train_, gp.X_train_) and redrawn.kernel_.k2.noise_level == gp.kernel_.k2.noise_level
-
-
-def test_thompson_draws_length_scales_only_where_they_are_not_capped(monkeypatch):
-    calls: list[int] = []
-    original = HoneGPSampler._draw_length_scales
-    monkeypatch.setattr(HoneGPSampler, "_draw_length_scales",
-                        lambda self, gp, rng: calls.append(1) or original(self, gp, rng))
-    _noisy_bowl_study(2, 0.05)  # 31 × 3 configurations: enumerable, length scales capped
-    assert calls == []
-    big = {f"x{i}": IntDistribution(0, 63) for i in range(3)}  # 64³ > ENUMERATE_LIMIT
-
-    def bowl(p: dict) -> float:
-        return 1.0 + sum(((p[f"x{i}"] - 20) / 63) ** 2 for i in range(3))
-
-    def run(sampler: HoneGPSampler) -> list:
-        study = optuna.create_study(sampler=sampler)
-        rng = np.random.default_rng(0)
-        for _ in range(14):
-            t = study.ask(big)
-            study.tell(t, bowl(t.params) * (1 + 0.05 * rng.standard_normal()))
-        return [t.params for t in study.trials]
-
-    drawn = run(HoneGPSampler(seed=4, n_startup_trials=4, noise_cv=0.05))
-    assert len(calls) > 0
-    calls.clear()
-    assert run(HoneGPSampler(seed=4, n_startup_trials=4, noise_cv=0.05)) == drawn  # deterministic
-    calls.clear()
-    fitted = run(HoneGPSampler(seed=4, n_startup_trials=4, noise_cv=0.05, ts_length_scale_sd=None))
-    assert calls == [] and fitted != drawn
-    calls.clear()
-    run(HoneGPSampler(seed=4, n_startup_trials=4))  # noise unknown: no Thompson half at all
-    assert calls == []
-
-
 # -- the model's ranking of confirmed candidates --------------------------------------------------
 
 def _line_study(values: dict[int, float]) -> optuna.Study:

@@ -63,8 +63,9 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
 
     Baseline (current values, measured `repeats` times) → trials (apply, benchmark,
     score; failures are recorded and the study goes on) → the top candidates are
-    re-measured against the baseline in interleaved rounds → the best *confirmed* one is
-    recommended, or "keep the current configuration". Every knob is restored at the end,
+    re-measured against the baseline in interleaved rounds → a *confirmed* one is
+    recommended (among several, the one hone's GP rates best over every measurement; the
+    largest mean gain with other samplers), or "keep the current configuration". Every knob is restored at the end,
     also on Ctrl-C/SIGTERM, unless --apply-best keeps the confirmed winner.
     """
     if atune_server:

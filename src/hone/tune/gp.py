@@ -21,10 +21,13 @@ is a function of the study's trials and ``(seed, trial number)``: same seed, sam
 same suggestion. Multi-objective studies are handed to the ``fallback`` sampler.
 
 :meth:`HoneGPSampler.rank_trials` ranks evaluated configurations by the posterior mean. It is
-measured in ``benchmarks/tuning`` (rows ``hone-gp-pm5``/``hone-gp-pm``) and *not* used by
-``hone tune``: on the measured tables the GP misfits a rough response and its smoothed mean
-promoted worse configurations than the best observation did (SQLite, 5% noise: regret@120
-8.1% vs 2.3%). ``hone tune`` confirms its best-observed candidates in interleaved rounds instead.
+measured in ``benchmarks/tuning`` (rows ``hone-gp-pm5``/``hone-gp-pm``) and *not* used to pick
+``hone tune``'s candidates: on the measured tables the GP misfits a rough response and its
+smoothed mean promoted worse configurations than the best observation did (SQLite, 5% noise:
+regret@120 8.1% vs 2.3%). ``hone tune`` confirms its best-observed candidates in interleaved
+rounds, and only among those that beat the baseline lets the model decide
+(:meth:`HoneGPSampler.order_by_model`, fitted on the search *and* the confirmation rounds;
+see :mod:`hone.tune.confirm`).
 """
 
 from __future__ import annotations
@@ -57,7 +60,6 @@ TR_SHRINK_AFTER, TR_GROW_AFTER = 3, 2  # trials in a row without / with a new be
 ATTR_NOISE_CV = "hone_noise_cv"  # study attr: relative sd of one trial's objective value (hone tune sets it)
 NOISY_CV = 0.01  # at or above: every other suggestion (by a seeded coin) is a Thompson sample
 TS_MAX = 2000  # Thompson sample over at most this many candidates (a Cholesky of TS_MAX²)
-TS_LENGTH_SCALE_SD = 1.0  # large spaces: a Thompson sample's length scales are drawn, sd of log ℓ
 
 
 @dataclass(frozen=True)
@@ -192,17 +194,14 @@ class HoneGPSampler(BaseSampler):
     observation in spaces too large to enumerate; off = the sampler as it was until 2026-11-23,
     kept for the benchmark's comparison. ``table_length_scale``: the longest length scale in
     spaces small enough to enumerate (see :meth:`_kernel`); None = :data:`LENGTH_SCALE_MAX`
-    everywhere, the sampler as it was until 2026-11-24. ``ts_length_scale_sd``: how far a
-    Thompson sample's length scales are drawn from the fitted ones in the other spaces (see
-    :meth:`_draw_length_scales`); None = the fitted ones, the sampler as it was until 2026-11-24."""
+    everywhere, the sampler as it was until 2026-11-24."""
 
     def __init__(self, *, seed: int | None, n_startup_trials: int = 5,
                  constraints_func: ConstraintsFunc | None = None,
                  fallback: BaseSampler | None = None, log_y: bool = True,
                  noise_floor: float = NOISE_FLOOR, trust_region: bool = True,
                  noise_cv: float | None = None,
-                 table_length_scale: float | None = TABLE_LENGTH_SCALE_MAX,
-                 ts_length_scale_sd: float | None = TS_LENGTH_SCALE_SD) -> None:
+                 table_length_scale: float | None = TABLE_LENGTH_SCALE_MAX) -> None:
         self._seed = int(seed) if seed is not None else int(np.random.SeedSequence().entropy % 2**32)
         self._n_startup = max(1, n_startup_trials)
         self._constraints_func = constraints_func
@@ -213,7 +212,6 @@ class HoneGPSampler(BaseSampler):
         self._trust_region = trust_region
         self._noise_cv = noise_cv
         self._table_length_scale = table_length_scale
-        self._ts_length_scale_sd = ts_length_scale_sd
         self._space = IntersectionSearchSpace(include_pruned=True)
         self._fit_cache: dict[Any, Any] = {}
 
@@ -590,8 +588,6 @@ class HoneGPSampler(BaseSampler):
         sqlite 2.55 → 1.50% (paired Wilcoxon p = 0.03), sparse-8of2 3.40 → 2.37% (p = 0.05),
         mixint-ellipsoid 17.3 → 12.5% (p = 0.02), zlib 2.50 → 2.32%, rosenbrock-int 88 → 84%;
         evaluations to 5% of the optimum within seed noise (zlib 28 → 19.5, sqlite 13 → 14)."""
-        if self._ts_length_scale_sd and not self._capped(cols):
-            gp = self._draw_length_scales(gp, rng)
         cands = np.unique(cands, axis=0)
         fresh = self._unmeasured(cands, seen)
         if not fresh.any():
@@ -614,28 +610,3 @@ class HoneGPSampler(BaseSampler):
             chol = np.diag(np.sqrt(np.maximum(np.diag(cov), 0.0)))
         f = mu + chol @ rng.standard_normal(len(cands))
         return cands[int(np.argmin(f))].tolist()
-
-    def _draw_length_scales(self, gp: Any, rng: np.random.Generator) -> Any:
-        """``gp`` with its Matérn length scales drawn around the fitted ones, log ℓ + N(0, sd²)
-        within the kernel's bounds (sd = ``ts_length_scale_sd``), the rest of the kernel kept,
-        conditioned on the same data. A Thompson sample then reflects what the model does not
-        know about its own smoothness, not only about f given a smoothness (a rough stand-in
-        for sampling the hyperparameters' posterior, which a fit of ~100 points leaves wide).
-
-        Why, in spaces too large to enumerate (there the length scales are not capped): the
-        maximum-likelihood length scale of a weak knob is often 10–30× its range once the
-        search has settled — a confident "monotone, keep it at the edge" — and a sample drawn
-        with it never moves the knob (mixint-ellipsoid under 5% noise: the weakest knob held
-        at the edge of its range, 12–17% off the optimum, on 7 of 20 seeds). Measured in
-        ``benchmarks/tuning`` (results.md, "Length scales drawn for the Thompson half")."""
-        from sklearn.base import clone
-        from sklearn.gaussian_process import GaussianProcessRegressor
-
-        kernel = clone(gp.kernel_)
-        matern = kernel.k1.k2  # (Constant × Matérn) + White
-        low, high = matern.length_scale_bounds
-        fitted = np.atleast_1d(np.asarray(matern.length_scale, dtype=float))
-        drawn = np.exp(np.log(fitted) + rng.normal(0.0, self._ts_length_scale_sd, size=fitted.shape))
-        matern.length_scale = np.clip(drawn, low, high)
-        out = GaussianProcessRegressor(kernel, normalize_y=False, optimizer=None)
-        return out.fit(gp.X_train_, gp.y_train_)
