@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from problems import PROBLEMS, Problem
 
 from hone.tune.confirm import model_observations
-from hone.tune.gp import ATTR_NOISE_CV, HoneGPSampler
+from hone.tune.gp import ATTR_NOISE_CV, ENUMERATE_LIMIT, HoneGPSampler, _space_size
 from hone.tune.samplers import make_sampler
 from run import NOISE, _decode, _distributions, noisy
 
@@ -77,7 +77,7 @@ class Drawn(HoneGPSampler):
     edge of its range by a confident long length scale."""
 
     def _thompson(self, gp: Any, cols: Any, cands: Any, seen: Any, rng: Any) -> Any:
-        if not self._capped(cols):
+        if self._table_length_scale is None or _space_size(cols) > ENUMERATE_LIMIT:  # not capped
             from sklearn.base import clone
             from sklearn.gaussian_process import GaussianProcessRegressor
 

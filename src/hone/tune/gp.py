@@ -406,15 +406,12 @@ class HoneGPSampler(BaseSampler):
         from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 
         width = sum(c.width() for c in cols)
-        longest = self._table_length_scale if self._capped(cols) else LENGTH_SCALE_MAX
-        assert longest is not None
+        longest = LENGTH_SCALE_MAX
+        if self._table_length_scale is not None and _space_size(cols) <= ENUMERATE_LIMIT:
+            longest = self._table_length_scale
         return ConstantKernel(1.0, (1e-2, 1e2)) * Matern(
             length_scale=np.full(width, min(0.5, longest)), length_scale_bounds=(1e-2, longest), nu=2.5,
         ) + WhiteKernel(1e-2, (self._noise_floor, 1.0))
-
-    def _capped(self, cols: list[_Column]) -> bool:
-        """Are the length scales capped (a space small enough to enumerate; see :meth:`_kernel`)?"""
-        return self._table_length_scale is not None and _space_size(cols) <= ENUMERATE_LIMIT
 
     def _gp(self, cols: list[_Column], data: tuple[np.ndarray, np.ndarray], kernel: Any,
             optimize: bool = True) -> Any:

@@ -302,8 +302,8 @@ def _model_order(sampler: optuna.samplers.BaseSampler, study: optuna.Study, conf
                  repeats: int) -> list[int] | None:
     """The confirmed candidates ranked by hone's GP (posterior mean over the search trials and
     every confirmation round, see :mod:`hone.tune.confirm`); None for other samplers, a
-    Pareto objective or fewer than two candidates."""
-    if not isinstance(sampler, HoneGPSampler) or len(confirmations) < 2:
+    Pareto objective, or fewer than two candidates that beat the baseline (nothing to decide)."""
+    if not isinstance(sampler, HoneGPSampler) or sum(c.comparison.improved for c in confirmations) < 2:
         return None
     by_number = {t.number: t for t in study.get_trials(deepcopy=False)}
     params = [by_number[c.candidate.trial_number].params for c in confirmations]
