@@ -46,7 +46,7 @@ from run import NOISE, _decode, _distributions, noisy
 
 HERE = Path(__file__).resolve().parent
 TOP_K, ROUNDS = 3, 6  # hone tune's defaults (TuneSettings.top_k, confirm_rounds)
-VARIANTS = ("hone", "drawn", "uncapped", "remeasure", "prior")
+VARIANTS = ("hone", "drawn", "tsprior", "uncapped", "remeasure", "prior")
 DRAWN_SD = 1.0  # variant drawn: sd of log ℓ around the fitted length scales
 PRIOR_SIGMA = 1.0  # variant prior: log length scale ~ N(0, 1) (ℓ in units of a knob's range)
 
@@ -91,6 +91,45 @@ class Drawn(HoneGPSampler):
         return super()._thompson(gp, cols, cands, seen, rng)
 
 
+def map_optimizer(sigma: float) -> Any:
+    """A GaussianProcessRegressor ``optimizer``: L-BFGS-B on the negative log marginal likelihood
+    plus log ℓ ~ N(0, sigma²) on the Matérn length scales ((Constant × Matérn) + White: theta[1:-1])."""
+    from scipy.optimize import minimize
+
+    def optimizer(obj_func: Any, initial_theta: Any, bounds: Any) -> tuple[Any, float]:
+        def penalised(theta: Any) -> tuple[float, Any]:
+            value, grad = obj_func(theta, eval_gradient=True)
+            th = theta[1:-1]
+            grad = np.array(grad, dtype=float)
+            grad[1:-1] += th / sigma**2
+            return float(value) + 0.5 * float(np.sum(th**2)) / sigma**2, grad
+
+        res = minimize(penalised, initial_theta, method="L-BFGS-B", jac=True, bounds=bounds)
+        return res.x, float(res.fun)
+
+    return optimizer
+
+
+class TSPrior(HoneGPSampler):
+    """Variant ``tsprior``: in spaces too large to enumerate, the Thompson half's GP (on y) is
+    fitted by maximum a posteriori, log ℓ ~ N(0, PRIOR_SIGMA²) on every length scale, on each
+    Thompson turn; EI's GP (on log y) and every noise-free search are unchanged."""
+
+    def _thompson(self, gp: Any, cols: Any, cands: Any, seen: Any, rng: Any) -> Any:
+        if self._table_length_scale is None or _space_size(cols) > ENUMERATE_LIMIT:  # not capped
+            import warnings
+
+            from sklearn.exceptions import ConvergenceWarning
+            from sklearn.gaussian_process import GaussianProcessRegressor
+
+            fitted = GaussianProcessRegressor(self._kernel(cols), normalize_y=False, n_restarts_optimizer=0,
+                                              random_state=0, optimizer=map_optimizer(PRIOR_SIGMA))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                gp = fitted.fit(gp.X_train_, gp.y_train_)
+        return super()._thompson(gp, cols, cands, seen, rng)
+
+
 def _install_length_scale_prior(sigma: float = PRIOR_SIGMA) -> None:
     """Variant ``prior`` (measured 2026-11-24, a lead, not in hone): the GP's hyperparameters
     are fitted by maximum a posteriori with log ℓ ~ N(0, sigma²) on every Matérn length scale,
@@ -131,9 +170,9 @@ def _sampler(variant: str, seed: int, trials: int) -> Any:
     sampler = make_sampler("auto", seed=seed, n_trials=trials)
     if variant == "prior":
         _install_length_scale_prior()
-    if variant == "drawn":
-        sampler.__class__ = Drawn  # the same settings, one method changed
-    if variant in ("hone", "drawn", "prior"):
+    if variant in ("drawn", "tsprior"):
+        sampler.__class__ = Drawn if variant == "drawn" else TSPrior  # the same settings, one method changed
+    if variant in ("hone", "drawn", "tsprior", "prior"):
         return sampler
     if variant == "remeasure":
         sampler.__class__ = Remeasure  # the same settings, one method changed
