@@ -15,7 +15,9 @@ from hone.tune.gp import (
     ATTR_NOISE_CV,
     ENUMERATE_LIMIT,
     LENGTH_SCALE_MAX,
+    LENGTH_SCALE_PRIOR_SD,
     NOISY_CV,
+    PRIOR_AFTER,
     TABLE_LENGTH_SCALE_MAX,
     TR_CANDIDATES,
     TS_MAX,
@@ -352,6 +354,35 @@ def test_length_scales_stay_within_a_knobs_range_only_in_enumerable_spaces():
     wide = _fitted_length_scales(HoneGPSampler(seed=3, n_startup_trials=5), large,
                                  lambda p: fn({"x": p["x"], "inert": p["inert"] / (2 * ENUMERATE_LIMIT)}))
     assert TABLE_LENGTH_SCALE_MAX < wide.max() <= LENGTH_SCALE_MAX * (1 + 1e-9)
+
+
+def test_larger_spaces_fit_length_scales_under_a_prior_once_there_are_enough_observations():
+    # the same observations fitted twice: with hone's length-scale prior and by maximum likelihood
+    def fn(p: dict) -> float:
+        return 1.0 + ((p["x"] - 5) / 9) ** 2 + 1e-4 * p["inert"] / (2 * ENUMERATE_LIMIT)
+
+    def fits(dists: dict, n: int) -> tuple[np.ndarray, np.ndarray]:
+        study = optuna.create_study(sampler=HoneGPSampler(seed=3, n_startup_trials=5))
+        for _ in range(n):
+            t = study.ask(dists)
+            study.tell(t, fn(t.params))
+        cols = _columns(dists)
+        out = []
+        for prior in (LENGTH_SCALE_PRIOR_SD, None):
+            sampler = HoneGPSampler(seed=3, length_scale_prior=prior)
+            levels, y, _ = sampler._observations(study, study.trials, cols, with_running=False)
+            out.append(np.atleast_1d(sampler._fit(cols, (levels, y)).kernel_.k1.k2.length_scale))
+        return out[0], out[1]
+
+    large = {"x": IntDistribution(0, 9), "inert": IntDistribution(0, 2 * ENUMERATE_LIMIT)}
+    early_prior, early_free = fits(large, PRIOR_AFTER - 1)
+    assert np.allclose(early_prior, early_free)  # before PRIOR_AFTER: maximum likelihood
+    prior, free = fits(large, PRIOR_AFTER + 2)
+    assert free.max() > 10  # the inert knob, left free: far past its whole range
+    assert prior.max() < free.max() / 3  # the prior holds it nearer its range
+    small = {"x": IntDistribution(0, 9), "inert": IntDistribution(0, 9)}
+    table_prior, table_free = fits(small, PRIOR_AFTER + 2)
+    assert np.allclose(table_prior, table_free)  # the tables: capped, no prior
 
 
 # -- the model's ranking of confirmed candidates --------------------------------------------------
