@@ -47,7 +47,7 @@ from run import NOISE, _decode, _distributions, noisy
 
 HERE = Path(__file__).resolve().parent
 TOP_K, ROUNDS = 3, 6  # hone tune's defaults (TuneSettings.top_k, confirm_rounds)
-VARIANTS = ("hone", "mle", "lateprior", "drawn", "tsprior", "uncapped", "remeasure", "prior")
+VARIANTS = ("hone", "mle", "lateprior", "ts23", "drawn", "tsprior", "uncapped", "remeasure", "prior")
 DRAWN_SD = 1.0  # variant drawn: sd of log ℓ around the fitted length scales
 PRIOR_SIGMA = 1.0  # variant prior: log length scale ~ N(0, 1) (ℓ in units of a knob's range)
 
@@ -112,6 +112,25 @@ class TSPrior(HoneGPSampler):
         return super()._thompson(gp, cols, cands, seen, rng)
 
 
+class MoreThompson(HoneGPSampler):
+    """Variant ``ts23`` (measured 2026-11-25, session 10): under noise, from PRIOR_AFTER
+    completed trials on, two suggestions in three are Thompson samples instead of one in two
+    (an EI turn becomes a Thompson turn with probability 1/3, drawn from the same seeded rng)."""
+
+    def _sample_relative(self, study: Any, trial: Any, search_space: Any) -> Any:
+        self._ctx = (study, trial.number)
+        return super()._sample_relative(study, trial, search_space)
+
+    def _ei_argmax(self, cols: Any, data: Any, rng: Any, seen: Any, n_done: int, thompson: bool = False) -> Any:
+        study, number = self._ctx
+        if not thompson and self.noisy(study) and n_done >= hone_gp.PRIOR_AFTER and rng.random() < 1 / 3:
+            thompson = True  # on a GP of y itself, as hone's Thompson half
+            obs = self._observations(study, study.get_trials(deepcopy=False), cols, with_running=True,
+                                     exclude=number, log=False)
+            data, n_done = obs[:2], obs[2]
+        return super()._ei_argmax(cols, data, rng, seen, n_done, thompson)
+
+
 def _install_length_scale_prior(sigma: float = PRIOR_SIGMA) -> None:
     """Variant ``prior`` (measured 2026-11-24, a lead, not in hone): the GP's hyperparameters
     are fitted by maximum a posteriori with log ℓ ~ N(0, sigma²) on every Matérn length scale,
@@ -154,6 +173,9 @@ def _sampler(variant: str, seed: int, trials: int) -> Any:
     hone until 2026-11-24), ``remeasure`` (``uncapped`` + :class:`Remeasure`)."""
     sampler = make_sampler("auto", seed=seed, n_trials=trials)
     if variant == "hone":
+        return sampler
+    if variant == "ts23":
+        sampler.__class__ = MoreThompson  # the same settings, one method changed
         return sampler
     if variant == "lateprior":  # main() sets hone.tune.gp.PRIOR_AFTER before the workers fork
         sampler._length_scale_prior = PRIOR_SIGMA  # type: ignore[attr-defined]
