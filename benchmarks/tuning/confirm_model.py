@@ -47,7 +47,7 @@ from run import NOISE, _decode, _distributions, noisy
 
 HERE = Path(__file__).resolve().parent
 TOP_K, ROUNDS = 3, 6  # hone tune's defaults (TuneSettings.top_k, confirm_rounds)
-VARIANTS = ("hone", "mle", "lateprior", "ts23", "drawn", "tsprior", "uncapped", "remeasure", "prior")
+VARIANTS = ("hone", "mle", "lateprior", "ts23", "tsrank", "drawn", "tsprior", "uncapped", "remeasure", "prior")
 DRAWN_SD = 1.0  # variant drawn: sd of log ℓ around the fitted length scales
 PRIOR_SIGMA = 1.0  # variant prior: log length scale ~ N(0, 1) (ℓ in units of a knob's range)
 
@@ -131,6 +131,28 @@ class MoreThompson(HoneGPSampler):
         return super()._ei_argmax(cols, data, rng, seen, n_done, thompson)
 
 
+class RankThompson(HoneGPSampler):
+    """Variant ``tsrank`` (measured 2026-11-25, session 10): the Thompson half's GP is fitted on
+    the normal scores of the observed values (their ranks through the normal quantile) instead
+    of y itself, so the far tail of bad configurations does not flatten the model near the
+    optimum; EI (log y) and the recommendation are unchanged."""
+
+    def _observations(self, study: Any, trials: Any, cols: Any, *, with_running: bool, exclude: int = -1,
+                      log: bool | None = None, extra: Any = ()) -> Any:
+        out = super()._observations(study, trials, cols, with_running=with_running, exclude=exclude,
+                                    log=log, extra=extra)
+        if out is None or log is not False:
+            return out
+        from scipy.stats import norm, rankdata
+
+        levels, y, n = out
+        z = norm.ppf((rankdata(y[:n]) - 0.5) / n)
+        z = (z - z.mean()) / (z.std() if z.std() > 0 else 1.0)
+        top, low = float(y[:n].max()), float(y[:n].min())
+        lies = [float(z.max()) + 0.5 if v > top else float(z.min()) if v <= low else float(np.median(z)) for v in y[n:]]
+        return levels, np.concatenate([z, np.array(lies)]), n
+
+
 def _install_length_scale_prior(sigma: float = PRIOR_SIGMA) -> None:
     """Variant ``prior`` (measured 2026-11-24, a lead, not in hone): the GP's hyperparameters
     are fitted by maximum a posteriori with log ℓ ~ N(0, sigma²) on every Matérn length scale,
@@ -174,8 +196,8 @@ def _sampler(variant: str, seed: int, trials: int) -> Any:
     sampler = make_sampler("auto", seed=seed, n_trials=trials)
     if variant == "hone":
         return sampler
-    if variant == "ts23":
-        sampler.__class__ = MoreThompson  # the same settings, one method changed
+    if variant in ("ts23", "tsrank"):  # the same settings, one method changed
+        sampler.__class__ = MoreThompson if variant == "ts23" else RankThompson
         return sampler
     if variant == "lateprior":  # main() sets hone.tune.gp.PRIOR_AFTER before the workers fork
         sampler._length_scale_prior = PRIOR_SIGMA  # type: ignore[attr-defined]
