@@ -335,7 +335,8 @@ def main() -> None:
                     help="variants prior, tsprior, lateprior: the sd of log ℓ (workers fork)")
     ap.add_argument("--render", action="store_true", help="rewrite confirm-TAG.md from confirm-TAG.json")
     args = ap.parse_args()
-    hone_gp.PRIOR_AFTER = args.prior_after  # forked workers inherit both
+    if args.variant == "lateprior":  # forked workers inherit it; hone's own rows keep hone's
+        hone_gp.PRIOR_AFTER = args.prior_after
     globals()["PRIOR_SIGMA"] = args.prior_sd
     out = HERE / f"confirm-{args.tag}.json"
     if args.render:

@@ -330,14 +330,23 @@ def test_thompson_samples_model_y_itself_and_ei_log_y(monkeypatch):
     assert kinds == {True, False}
 
 
-def _fitted_length_scales(sampler: HoneGPSampler, dists: dict, fn, trials: int = 20) -> np.ndarray:
+def _searched(sampler: HoneGPSampler, dists: dict, fn, trials: int) -> optuna.Study:
     study = optuna.create_study(sampler=sampler)
     for _ in range(trials):
         t = study.ask(dists)
         study.tell(t, fn(t.params))
+    return study
+
+
+def _length_scales(fitter: HoneGPSampler, study: optuna.Study, dists: dict) -> np.ndarray:
+    """The Matérn length scales of ``fitter``'s GP on ``study``'s observations."""
     cols = _columns(dists)
-    levels, y, _ = sampler._observations(study, study.trials, cols, with_running=False)
-    return np.atleast_1d(sampler._fit(cols, (levels, y)).kernel_.k1.k2.length_scale)
+    levels, y, _ = fitter._observations(study, study.trials, cols, with_running=False)
+    return np.atleast_1d(fitter._fit(cols, (levels, y)).kernel_.k1.k2.length_scale)
+
+
+def _fitted_length_scales(sampler: HoneGPSampler, dists: dict, fn, trials: int = 20) -> np.ndarray:
+    return _length_scales(sampler, _searched(sampler, dists, fn, trials), dists)
 
 
 def test_length_scales_stay_within_a_knobs_range_only_in_enumerable_spaces():
@@ -362,17 +371,10 @@ def test_larger_spaces_fit_length_scales_under_a_prior_once_there_are_enough_obs
         return 1.0 + ((p["x"] - 5) / 9) ** 2 + 1e-4 * p["inert"] / (2 * ENUMERATE_LIMIT)
 
     def fits(dists: dict, n: int) -> tuple[np.ndarray, np.ndarray]:
-        study = optuna.create_study(sampler=HoneGPSampler(seed=3, n_startup_trials=5))
-        for _ in range(n):
-            t = study.ask(dists)
-            study.tell(t, fn(t.params))
-        cols = _columns(dists)
-        out = []
-        for prior in (LENGTH_SCALE_PRIOR_SD, None):
-            sampler = HoneGPSampler(seed=3, length_scale_prior=prior)
-            levels, y, _ = sampler._observations(study, study.trials, cols, with_running=False)
-            out.append(np.atleast_1d(sampler._fit(cols, (levels, y)).kernel_.k1.k2.length_scale))
-        return out[0], out[1]
+        study = _searched(HoneGPSampler(seed=3, n_startup_trials=5), dists, fn, n)
+        prior, free = (_length_scales(HoneGPSampler(seed=3, length_scale_prior=sd), study, dists)
+                       for sd in (LENGTH_SCALE_PRIOR_SD, None))
+        return prior, free
 
     large = {"x": IntDistribution(0, 9), "inert": IntDistribution(0, 2 * ENUMERATE_LIMIT)}
     early_prior, early_free = fits(large, PRIOR_AFTER - 1)
