@@ -47,7 +47,8 @@ from run import NOISE, _decode, _distributions, noisy
 
 HERE = Path(__file__).resolve().parent
 TOP_K, ROUNDS = 3, 6  # hone tune's defaults (TuneSettings.top_k, confirm_rounds)
-VARIANTS = ("hone", "mle", "lateprior", "ts23", "tsrank", "drawn", "tsprior", "uncapped", "remeasure", "prior")
+VARIANTS = ("hone", "probe", "probels", "mle", "lateprior", "ts23", "tsrank", "drawn", "tsprior", "uncapped",
+            "remeasure", "prior")
 DRAWN_SD = 1.0  # variant drawn: sd of log ℓ around the fitted length scales
 PRIOR_SIGMA = 1.0  # variant prior: log length scale ~ N(0, 1) (ℓ in units of a knob's range)
 
@@ -153,6 +154,71 @@ class RankThompson(HoneGPSampler):
         return levels, np.concatenate([z, np.array(lies)]), n
 
 
+PROBE_EVERY, PROBE_GAP, PROBE_LINE = 6, 0.125, 0.1
+PROBE_MIN_LENGTH_SCALE: float | None = None  # variant probels sets 1.0
+
+
+class LineProbe(HoneGPSampler):
+    """Variant ``probe`` (session 11): under noise, in spaces too large to enumerate, from
+    PRIOR_AFTER completed trials on, every PROBE_EVERY-th trial measures the model's incumbent
+    (lowest posterior mean among the completed trials) with one ordered knob moved into the
+    largest unmeasured gap along the line through it: the levels of that knob among completed
+    trials whose other ordered knobs are within PROBE_LINE of the incumbent's (share of the
+    range) and whose categoricals equal its, with the range's ends as outer bounds; the probe is
+    the gap's middle. Only gaps larger than
+    PROBE_GAP of the range count. Against a weak knob the global GP has written off as monotone.
+    ``probels``: only knobs whose fitted length scale exceeds PROBE_MIN_LENGTH_SCALE (1, the
+    range). How they were first measured (session 11): the probe's turn is checked after the
+    Thompson coin, so the incumbent and the length scales come from the GP of whichever output
+    the coin chose; ``hone`` since then = ``probels`` on the GP of log y always
+    (``HoneGPSampler._line_probe``; results.md, "Line probes")."""
+
+    def _sample_relative(self, study: Any, trial: Any, search_space: Any) -> Any:
+        self._ctx = (study, trial.number)
+        return super()._sample_relative(study, trial, search_space)
+
+    def _ei_argmax(self, cols: Any, data: Any, rng: Any, seen: Any, n_done: int, thompson: bool = False) -> Any:
+        study, number = self._ctx
+        if (self.noisy(study) and n_done >= hone_gp.PRIOR_AFTER and number % PROBE_EVERY == 0
+                and _space_size(cols) > ENUMERATE_LIMIT):
+            probe = self._probe(cols, data, n_done, seen)
+            if probe is not None:
+                return probe
+        return super()._ei_argmax(cols, data, rng, seen, n_done, thompson)
+
+    def _probe(self, cols: Any, data: Any, n_done: int, seen: Any) -> Any:
+        gp = self._fit(cols, data)
+        levels = data[0][:n_done]
+        inc = levels[int(np.argmin(gp.predict(self._encode(cols, levels))))]
+        ordered = [i for i, c in enumerate(cols) if not c.categorical]
+        if PROBE_MIN_LENGTH_SCALE is not None:  # variant probels: only knobs the model calls smooth end to end
+            scales = np.atleast_1d(np.asarray(gp.kernel_.k1.k2.length_scale, dtype=float))
+            offsets = np.cumsum([0] + [c.width() for c in cols])
+            ordered = [i for i in ordered if scales[offsets[i]] > PROBE_MIN_LENGTH_SCALE]
+        gaps = []
+        for i in ordered:
+            top = cols[i].top
+            near = np.ones(len(levels), dtype=bool)
+            for j, c in enumerate(cols):
+                if j == i:
+                    continue
+                if c.categorical:
+                    near &= levels[:, j] == inc[j]
+                else:
+                    near &= np.abs(levels[:, j] - inc[j]) <= PROBE_LINE * c.top
+            line = sorted(set(levels[near, i].tolist()) | {float(inc[i])})
+            for a, b in zip([0.0, *line], [*line, top], strict=True):  # the range's ends bound the outer gaps
+                width = (b - a) / top if top else 0.0
+                if width > PROBE_GAP:
+                    gaps.append((-width, i, float(round((a + b) / 2)) if cols[i].size else (a + b) / 2))
+        for _w, i, level in sorted(gaps):
+            row = inc.copy()
+            row[i] = level
+            if tuple(row.tolist()) not in seen:
+                return row.tolist()
+        return None
+
+
 def _install_length_scale_prior(sigma: float = PRIOR_SIGMA) -> None:
     """Variant ``prior`` (measured 2026-11-24, a lead, not in hone): the GP's hyperparameters
     are fitted by maximum a posteriori with log ℓ ~ N(0, sigma²) on every Matérn length scale,
@@ -187,7 +253,9 @@ def _install_length_scale_prior(sigma: float = PRIOR_SIGMA) -> None:
 
 def _sampler(variant: str, seed: int, trials: int) -> Any:
     """``hone``: make_sampler("auto") (since 2026-11-25 session 10 with the length-scale prior
-    from PRIOR_AFTER observations in large spaces); ``lateprior``: the same with ``--prior-after``
+    from PRIOR_AFTER observations in large spaces, since session 11 with line probes; every other
+    variant runs without hone's line probes); ``probe``/``probels``: :class:`LineProbe`;
+    ``lateprior``: the same with ``--prior-after``
     / ``--prior-sd`` (= ``hone`` at 30 / 1). The older variants
     are measured against hone as it was before that prior (``mle``: hone of 2026-11-24): ``drawn``
     (:class:`Drawn`), ``tsprior`` (:class:`TSPrior`), ``prior`` (the prior on every fit,
@@ -196,8 +264,10 @@ def _sampler(variant: str, seed: int, trials: int) -> Any:
     sampler = make_sampler("auto", seed=seed, n_trials=trials)
     if variant == "hone":
         return sampler
-    if variant in ("ts23", "tsrank"):  # the same settings, one method changed
-        sampler.__class__ = MoreThompson if variant == "ts23" else RankThompson
+    sampler._line_probes = False  # type: ignore[attr-defined]  # every variant predates hone's line probes
+    if variant in ("ts23", "tsrank", "probe", "probels"):  # the same settings, one method changed
+        sampler.__class__ = {"ts23": MoreThompson, "tsrank": RankThompson, "probe": LineProbe,
+                             "probels": LineProbe}[variant]
         return sampler
     if variant == "lateprior":  # main() sets hone.tune.gp.PRIOR_AFTER before the workers fork
         sampler._length_scale_prior = PRIOR_SIGMA  # type: ignore[attr-defined]
@@ -335,6 +405,8 @@ def main() -> None:
                     help="variants prior, tsprior, lateprior: the sd of log ℓ (workers fork)")
     ap.add_argument("--render", action="store_true", help="rewrite confirm-TAG.md from confirm-TAG.json")
     args = ap.parse_args()
+    if args.variant == "probels":
+        globals()["PROBE_MIN_LENGTH_SCALE"] = 1.0
     if args.variant == "lateprior":  # forked workers inherit it; hone's own rows keep hone's
         hone_gp.PRIOR_AFTER = args.prior_after
     globals()["PRIOR_SIGMA"] = args.prior_sd

@@ -18,6 +18,7 @@ from hone.tune.gp import (
     LENGTH_SCALE_PRIOR_SD,
     NOISY_CV,
     PRIOR_AFTER,
+    PROBE_EVERY,
     TABLE_LENGTH_SCALE_MAX,
     TR_CANDIDATES,
     TS_MAX,
@@ -385,6 +386,46 @@ def test_larger_spaces_fit_length_scales_under_a_prior_once_there_are_enough_obs
     small = {"x": IntDistribution(0, 9), "inert": IntDistribution(0, 9)}
     table_prior, table_free = fits(small, PRIOR_AFTER + 2)
     assert np.allclose(table_prior, table_free)  # the tables: capped, no prior
+
+
+STUCK = {"w": IntDistribution(0, 63), "s": IntDistribution(0, 63), "t": IntDistribution(0, 63)}  # 262 144 configs
+
+
+def _stuck_study(sampler: HoneGPSampler, noisy: bool = True, extra: int = 0) -> optuna.Study:
+    """The ellipsoid's stuck runs in small: a weak knob ``w`` (optimum 41) measured only at 60–63
+    near the optimum of ``s`` and ``t``, and at 0–11 in a few bad far-off trials; 5% noise."""
+    def f(p: dict) -> float:
+        return 1 + ((p["w"] - 41) / 63) ** 2 + 16 * ((p["s"] - 20) / 63) ** 2 + 16 * ((p["t"] - 40) / 63) ** 2
+
+    rng = np.random.default_rng(0)
+    far = zip(rng.integers(0, 12, 6), rng.integers(40, 64, 6), rng.integers(0, 15, 6), strict=True)
+    near = zip(rng.integers(60, 64, 24 + extra), rng.integers(18, 23, 24 + extra), rng.integers(38, 43, 24 + extra),
+               strict=True)
+    study = optuna.create_study(sampler=sampler)
+    if noisy:
+        study.set_user_attr(ATTR_NOISE_CV, 0.05)
+    for w, s, t in [*far, *near]:
+        p = {"w": int(w), "s": int(s), "t": int(t)}
+        study.add_trial(create_trial(params=p, distributions=STUCK, value=f(p) * (1 + 0.05 * rng.standard_normal())))
+    return study
+
+
+def test_line_probe_moves_a_knob_held_at_its_edge_into_the_unmeasured_stretch(monkeypatch):
+    def probed(study: optuna.Study) -> bool:
+        """Is the next suggestion a near trial's s and t with w half-way into 0..60, the stretch
+        no trial near the optimum measured?"""
+        p = study.ask(STUCK).params
+        return p["w"] == 30 and any((t.params["s"], t.params["t"]) == (p["s"], p["t"]) and t.params["w"] >= 60
+                                    for t in study.get_trials(states=(TrialState.COMPLETE,)))
+
+    assert PRIOR_AFTER % PROBE_EVERY == 0  # trial PRIOR_AFTER is a probe's turn
+    assert probed(_stuck_study(HoneGPSampler(seed=0)))
+    # not a probe: without the probes, without noise, off turn, or when no knob looks smooth end to end
+    assert not probed(_stuck_study(HoneGPSampler(seed=0, line_probes=False)))
+    assert not probed(_stuck_study(HoneGPSampler(seed=0), noisy=False))
+    assert not probed(_stuck_study(HoneGPSampler(seed=0), extra=1))
+    monkeypatch.setattr("hone.tune.gp.PROBE_LENGTH_SCALE", 1e3)
+    assert not probed(_stuck_study(HoneGPSampler(seed=0)))
 
 
 # -- the model's ranking of confirmed candidates --------------------------------------------------
