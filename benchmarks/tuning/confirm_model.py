@@ -154,24 +154,19 @@ class RankThompson(HoneGPSampler):
         return levels, np.concatenate([z, np.array(lies)]), n
 
 
-PROBE_EVERY, PROBE_GAP, PROBE_LINE = 6, 0.125, 0.1
-PROBE_MIN_LENGTH_SCALE: float | None = None  # variant probels sets 1.0
+PROBE_EVERY = 6
 
 
 class LineProbe(HoneGPSampler):
-    """Variant ``probe`` (session 11): under noise, in spaces too large to enumerate, from
-    PRIOR_AFTER completed trials on, every PROBE_EVERY-th trial measures the model's incumbent
-    (lowest posterior mean among the completed trials) with one ordered knob moved into the
-    largest unmeasured gap along the line through it: the levels of that knob among completed
-    trials whose other ordered knobs are within PROBE_LINE of the incumbent's (share of the
-    range) and whose categoricals equal its, with the range's ends as outer bounds; the probe is
-    the gap's middle. Only gaps larger than
-    PROBE_GAP of the range count. Against a weak knob the global GP has written off as monotone.
-    ``probels``: only knobs whose fitted length scale exceeds PROBE_MIN_LENGTH_SCALE (1, the
-    range). How they were first measured (session 11): the probe's turn is checked after the
-    Thompson coin, so the incumbent and the length scales come from the GP of whichever output
-    the coin chose; ``hone`` since then = ``probels`` on the GP of log y always
-    (``HoneGPSampler._line_probe``; results.md, "Line probes")."""
+    """Variants ``probe`` and ``probels`` (session 11): under noise, in spaces too large to
+    enumerate, from PRIOR_AFTER completed trials on, every PROBE_EVERY-th trial is hone's line
+    probe (:meth:`HoneGPSampler._line_probe`: the incumbent with one ordered knob moved to the
+    middle of the widest unmeasured gap on the line through it), along every ordered knob
+    (``probe``: hone_gp.PROBE_LENGTH_SCALE = 0) or only those whose fitted length scale exceeds
+    their range (``probels``: 1, hone's). As first measured, the probe's turn is checked after
+    the Thompson coin, so the incumbent and the length scales come from the GP of whichever
+    output the coin chose; ``hone`` since then = ``probels`` on the GP of log y always (results.md,
+    "Line probes"). Re-run through this class, seeds 3 (probe) and 21 (probels) give the stored rows."""
 
     def _sample_relative(self, study: Any, trial: Any, search_space: Any) -> Any:
         self._ctx = (study, trial.number)
@@ -181,42 +176,10 @@ class LineProbe(HoneGPSampler):
         study, number = self._ctx
         if (self.noisy(study) and n_done >= hone_gp.PRIOR_AFTER and number % PROBE_EVERY == 0
                 and _space_size(cols) > ENUMERATE_LIMIT):
-            probe = self._probe(cols, data, n_done, seen)
+            probe = self._line_probe(cols, data, n_done, seen)  # hone's, PROBE_LENGTH_SCALE set by main()
             if probe is not None:
                 return probe
         return super()._ei_argmax(cols, data, rng, seen, n_done, thompson)
-
-    def _probe(self, cols: Any, data: Any, n_done: int, seen: Any) -> Any:
-        gp = self._fit(cols, data)
-        levels = data[0][:n_done]
-        inc = levels[int(np.argmin(gp.predict(self._encode(cols, levels))))]
-        ordered = [i for i, c in enumerate(cols) if not c.categorical]
-        if PROBE_MIN_LENGTH_SCALE is not None:  # variant probels: only knobs the model calls smooth end to end
-            scales = np.atleast_1d(np.asarray(gp.kernel_.k1.k2.length_scale, dtype=float))
-            offsets = np.cumsum([0] + [c.width() for c in cols])
-            ordered = [i for i in ordered if scales[offsets[i]] > PROBE_MIN_LENGTH_SCALE]
-        gaps = []
-        for i in ordered:
-            top = cols[i].top
-            near = np.ones(len(levels), dtype=bool)
-            for j, c in enumerate(cols):
-                if j == i:
-                    continue
-                if c.categorical:
-                    near &= levels[:, j] == inc[j]
-                else:
-                    near &= np.abs(levels[:, j] - inc[j]) <= PROBE_LINE * c.top
-            line = sorted(set(levels[near, i].tolist()) | {float(inc[i])})
-            for a, b in zip([0.0, *line], [*line, top], strict=True):  # the range's ends bound the outer gaps
-                width = (b - a) / top if top else 0.0
-                if width > PROBE_GAP:
-                    gaps.append((-width, i, float(round((a + b) / 2)) if cols[i].size else (a + b) / 2))
-        for _w, i, level in sorted(gaps):
-            row = inc.copy()
-            row[i] = level
-            if tuple(row.tolist()) not in seen:
-                return row.tolist()
-        return None
 
 
 def _install_length_scale_prior(sigma: float = PRIOR_SIGMA) -> None:
@@ -405,8 +368,8 @@ def main() -> None:
                     help="variants prior, tsprior, lateprior: the sd of log ℓ (workers fork)")
     ap.add_argument("--render", action="store_true", help="rewrite confirm-TAG.md from confirm-TAG.json")
     args = ap.parse_args()
-    if args.variant == "probels":
-        globals()["PROBE_MIN_LENGTH_SCALE"] = 1.0
+    if args.variant in ("probe", "probels"):  # every ordered knob / those with ℓ > the range (hone's)
+        hone_gp.PROBE_LENGTH_SCALE = 0.0 if args.variant == "probe" else 1.0
     if args.variant == "lateprior":  # forked workers inherit it; hone's own rows keep hone's
         hone_gp.PRIOR_AFTER = args.prior_after
     globals()["PRIOR_SIGMA"] = args.prior_sd
