@@ -41,7 +41,7 @@ from problems import PROBLEMS, Problem
 
 import hone.tune.gp as hone_gp
 from hone.tune.confirm import model_observations
-from hone.tune.gp import ATTR_NOISE_CV, ENUMERATE_LIMIT, HoneGPSampler, _space_size, map_optimizer
+from hone.tune.gp import ATTR_NOISE_CV, HoneGPSampler, _enumerable, map_optimizer
 from hone.tune.samplers import make_sampler
 from run import NOISE, _decode, _distributions, noisy
 
@@ -79,7 +79,7 @@ class Drawn(HoneGPSampler):
     edge of its range by a confident long length scale."""
 
     def _thompson(self, gp: Any, cols: Any, cands: Any, seen: Any, rng: Any) -> Any:
-        if self._table_length_scale is None or _space_size(cols) > ENUMERATE_LIMIT:  # not capped
+        if self._table_length_scale is None or not _enumerable(cols):  # not capped
             from sklearn.base import clone
             from sklearn.gaussian_process import GaussianProcessRegressor
 
@@ -99,7 +99,7 @@ class TSPrior(HoneGPSampler):
     Thompson turn; EI's GP (on log y) and every noise-free search are unchanged."""
 
     def _thompson(self, gp: Any, cols: Any, cands: Any, seen: Any, rng: Any) -> Any:
-        if self._table_length_scale is None or _space_size(cols) > ENUMERATE_LIMIT:  # not capped
+        if self._table_length_scale is None or not _enumerable(cols):  # not capped
             import warnings
 
             from sklearn.exceptions import ConvergenceWarning
@@ -175,7 +175,7 @@ class LineProbe(HoneGPSampler):
     def _ei_argmax(self, cols: Any, data: Any, rng: Any, seen: Any, n_done: int, thompson: bool = False) -> Any:
         study, number = self._ctx
         if (self.noisy(study) and n_done >= hone_gp.PRIOR_AFTER and number % PROBE_EVERY == 0
-                and _space_size(cols) > ENUMERATE_LIMIT):
+                and not _enumerable(cols)):
             probe = self._line_probe(cols, data, n_done, seen)  # hone's, PROBE_LENGTH_SCALE set by main()
             if probe is not None:
                 return probe

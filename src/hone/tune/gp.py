@@ -147,9 +147,12 @@ def _columns(space: dict[str, BaseDistribution]) -> list[_Column]:
     return out
 
 
-def _space_size(cols: list[_Column]) -> float:
-    """How many configurations the space has (inf with a continuous knob)."""
-    return math.prod(c.size for c in cols) if all(c.size for c in cols) else math.inf
+def _enumerable(cols: list[_Column]) -> bool:
+    """Is the space small enough to enumerate (at most :data:`ENUMERATE_LIMIT` configurations, no
+    continuous knob)? There EI runs over every configuration, length scales are capped at the
+    knob's range, and neither the length-scale prior nor the line probes apply."""
+    size = math.prod(c.size for c in cols) if all(c.size for c in cols) else math.inf
+    return size <= ENUMERATE_LIMIT
 
 
 def trust_region_length(y: np.ndarray, start: int) -> float:
@@ -450,7 +453,7 @@ class HoneGPSampler(BaseSampler):
 
         width = sum(c.width() for c in cols)
         longest = LENGTH_SCALE_MAX
-        if self._table_length_scale is not None and _space_size(cols) <= ENUMERATE_LIMIT:
+        if self._table_length_scale is not None and _enumerable(cols):
             longest = self._table_length_scale
         return ConstantKernel(1.0, (1e-2, 1e2)) * Matern(
             length_scale=np.full(width, min(0.5, longest)), length_scale_bounds=(1e-2, longest), nu=2.5,
@@ -486,7 +489,7 @@ class HoneGPSampler(BaseSampler):
             return self._fit_cache[key]
         optimizer: Any = "fmin_l_bfgs_b" if optimize else None
         if (optimize and self._length_scale_prior is not None and len(y) >= PRIOR_AFTER
-                and _space_size(cols) > ENUMERATE_LIMIT):
+                and not _enumerable(cols)):
             optimizer = map_optimizer(self._length_scale_prior)
         gp = GaussianProcessRegressor(kernel, normalize_y=False, n_restarts_optimizer=0, random_state=0,
                                       optimizer=optimizer)
@@ -552,7 +555,7 @@ class HoneGPSampler(BaseSampler):
         """Is trial ``number`` a line probe's turn? Under noise, in spaces too large to enumerate,
         once :data:`PRIOR_AFTER` trials are complete: every :data:`PROBE_EVERY`-th trial number."""
         return (self._line_probes and n_done >= PRIOR_AFTER and number % PROBE_EVERY == 0
-                and _space_size(cols) > ENUMERATE_LIMIT and self.noisy(study))
+                and not _enumerable(cols) and self.noisy(study))
 
     def _line_probe(self, cols: list[_Column], data: tuple[np.ndarray, np.ndarray], n_done: int,
                     seen: set[tuple[float, ...]]) -> list[float] | None:
@@ -587,8 +590,10 @@ class HoneGPSampler(BaseSampler):
         for i, c in enumerate(cols):
             if c.categorical or scales[offsets[i]] <= PROBE_LENGTH_SCALE:
                 continue
-            on_line = np.all([m for j, m in enumerate(near_other) if j != i], axis=0) if len(cols) > 1 \
-                else np.ones(len(levels), dtype=bool)
+            on_line = np.ones(len(levels), dtype=bool)
+            for j, m in enumerate(near_other):
+                if j != i:
+                    on_line &= m
             line = sorted(set(levels[on_line, i].tolist()) | {float(inc[i])})
             for lo, hi in zip([0.0, *line], [*line, c.top], strict=True):
                 if (hi - lo) / c.top > PROBE_GAP:
@@ -640,14 +645,13 @@ class HoneGPSampler(BaseSampler):
         levels = data[0]
         mu_obs = gp.predict(self._encode(cols, levels))
         best = float(np.min(mu_obs))
-        n_space = _space_size(cols)
 
         def score(cands: np.ndarray) -> np.ndarray:
             mu, sd = gp.predict(self._encode(cols, cands), return_std=True)
             s = log_expected_improvement(mu, sd, best)
             return np.where(self._unmeasured(cands, seen), s, -np.inf)
 
-        if n_space <= ENUMERATE_LIMIT:
+        if _enumerable(cols):
             grids = np.meshgrid(*[np.arange(c.size, dtype=float) for c in cols], indexing="ij")
             cands = np.column_stack([g.ravel() for g in grids])
             if thompson:
