@@ -47,7 +47,7 @@ from run import NOISE, _decode, _distributions, noisy
 
 HERE = Path(__file__).resolve().parent
 TOP_K, ROUNDS = 3, 6  # hone tune's defaults (TuneSettings.top_k, confirm_rounds)
-VARIANTS = ("hone", "probe", "probels", "mle", "lateprior", "ts23", "tsrank", "drawn", "tsprior", "uncapped",
+VARIANTS = ("hone", "s11", "probe", "probels", "mle", "lateprior", "ts23", "tsrank", "drawn", "tsprior", "uncapped",
             "remeasure", "prior")
 DRAWN_SD = 1.0  # variant drawn: sd of log ℓ around the fitted length scales
 PRIOR_SIGMA = 1.0  # variant prior: log length scale ~ N(0, 1) (ℓ in units of a knob's range)
@@ -216,8 +216,10 @@ def _install_length_scale_prior(sigma: float = PRIOR_SIGMA) -> None:
 
 def _sampler(variant: str, seed: int, trials: int) -> Any:
     """``hone``: make_sampler("auto") (since 2026-11-25 session 10 with the length-scale prior
-    from PRIOR_AFTER observations in large spaces, since session 11 with line probes; every other
-    variant runs without hone's line probes); ``probe``/``probels``: :class:`LineProbe`;
+    from PRIOR_AFTER observations in large spaces, since session 11 with line probes, since
+    session 12 with the GP's candidate for confirmation; every other variant runs without
+    either); ``s11``: hone of session 11 (line probes, no model's candidate);
+    ``probe``/``probels``: :class:`LineProbe`;
     ``lateprior``: the same with ``--prior-after``
     / ``--prior-sd`` (= ``hone`` at 30 / 1). The older variants
     are measured against hone as it was before that prior (``mle``: hone of 2026-11-24): ``drawn``
@@ -227,7 +229,11 @@ def _sampler(variant: str, seed: int, trials: int) -> Any:
     sampler = make_sampler("auto", seed=seed, n_trials=trials)
     if variant == "hone":
         return sampler
+    if variant == "s11":  # hone as of session 11: the 3 best observed confirmed, no model's candidate
+        sampler._model_candidate = False  # type: ignore[attr-defined]
+        return sampler
     sampler._line_probes = False  # type: ignore[attr-defined]  # every variant predates hone's line probes
+    sampler._model_candidate = False  # type: ignore[attr-defined]  # ... and its model's candidate
     if variant in ("ts23", "tsrank", "probe", "probels"):  # the same settings, one method changed
         sampler.__class__ = {"ts23": MoreThompson, "tsrank": RankThompson, "probe": LineProbe,
                              "probels": LineProbe}[variant]
@@ -284,6 +290,10 @@ def model(job: tuple[str, float, int, int, str]) -> dict[str, Any]:
         if key not in seen or y < seen[key][0]:
             seen[key] = (y, cfg, t.params)
     top = sorted(seen.values(), key=lambda yc: yc[0])[:TOP_K]
+    # hone tune's pick_candidates: the last candidate is the GP's choice when it offers one
+    alt_trial = sampler.model_candidate(study, [p for _y, _c, p in top[:-1]]) if len(top) == TOP_K else None
+    if alt_trial is not None:
+        top[-1] = (float(alt_trial.value), rows[alt_trial.number][1], alt_trial.params)
     conf_rng = np.random.default_rng([seed, total, 0xC0F])
     values = []
     for _y, cfg, _p in top:  # interleaved rounds: every candidate once per round

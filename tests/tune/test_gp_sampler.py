@@ -11,6 +11,8 @@ import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
 
+from hone.spec.models import Metric
+from hone.tune.confirm import pick_candidates
 from hone.tune.gp import (
     ATTR_NOISE_CV,
     ENUMERATE_LIMIT,
@@ -27,6 +29,7 @@ from hone.tune.gp import (
     log_expected_improvement,
     trust_region_length,
 )
+from hone.tune.objective import Objective
 from hone.tune.samplers import make_sampler
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
@@ -458,3 +461,54 @@ def test_model_order_is_none_without_a_model():
     multi = optuna.create_study(directions=["minimize", "maximize"])
     multi.add_trial(create_trial(params={"x": 1}, distributions={"x": IntDistribution(0, 9)}, values=[1.0, 2.0]))
     assert sampler.order_by_model(multi, [{"x": 1}]) is None
+
+
+# -- the model's candidate for confirmation ---------------------------------------------------------
+
+def _bowl(p: dict) -> float:
+    return 1 + 0.4 * (((p["w"] - 41) / 63) ** 2 + ((p["s"] - 20) / 63) ** 2 + ((p["t"] - 40) / 63) ** 2)
+
+
+def _lucky_study(noisy: bool = True) -> optuna.Study:
+    """A shallow bowl around (41, 20, 40) in STUCK: the optimum measured four times and its
+    neighbours once; three far-off configurations measured once each, luckily (40% low: below
+    anything near the optimum), and their neighbours once, honestly (1% noise)."""
+    rng = np.random.default_rng(1)
+    study = optuna.create_study(sampler=HoneGPSampler(seed=0))
+    if noisy:
+        study.set_user_attr(ATTR_NOISE_CV, 0.05)
+    near = [(41 + dw, 20 + ds, 40 + dt) for dw in (-6, 0, 6) for ds in (-6, 0, 6) for dt in (-6, 0, 6)]
+    points = [(p, 1 + 0.01 * rng.standard_normal()) for p in [*near, *[(41, 20, 40)] * 3]]
+    for far in [(3, 60, 3), (60, 3, 60), (5, 55, 10)]:
+        points.append((far, 0.6))
+        for i in range(3):
+            for step in (-3, 3):
+                q = list(far)
+                q[i] = min(63, max(0, q[i] + step))
+                points.append((tuple(q), 1 + 0.01 * rng.standard_normal()))
+    for (w, s, t), factor in points:
+        p = {"w": w, "s": s, "t": t}
+        study.add_trial(create_trial(params=p, distributions=STUCK, value=_bowl(p) * factor, user_attrs={"config": p}))
+    return study
+
+
+def test_the_model_names_the_last_candidate_in_noisy_large_spaces(monkeypatch):
+    wall = Metric(name="wall_time", goal="minimize")
+    objective = Objective(mode="single", metrics=[wall], constrained=[], baseline={})
+
+    def picked(study: optuna.Study, model: HoneGPSampler | None) -> list[dict]:
+        return [c.config for c in pick_candidates(study, objective, 3, model)]
+
+    study = _lucky_study()
+    by_value = picked(study, None)
+    assert {tuple(c.values()) for c in by_value} == {(3, 60, 3), (60, 3, 60), (5, 55, 10)}  # the lucky ones
+    assert min(_bowl(c) for c in by_value) > 1.1  # each truly 10% or more off the optimum
+    # the model outvotes each lucky measurement by its neighbours': its pick is near the optimum
+    with_model = picked(study, HoneGPSampler(seed=0))
+    assert with_model[:2] == by_value[:2]
+    assert with_model[2] not in by_value and _bowl(with_model[2]) < 1.02  # within 2%
+    # no model's candidate: without noise, switched off, or in a space small enough to enumerate
+    assert picked(_lucky_study(noisy=False), HoneGPSampler(seed=0)) == by_value
+    assert picked(study, HoneGPSampler(seed=0, model_candidate=False)) == by_value
+    monkeypatch.setattr("hone.tune.gp.ENUMERATE_LIMIT", 64**3)
+    assert picked(study, HoneGPSampler(seed=0)) == by_value

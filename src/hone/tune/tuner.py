@@ -266,7 +266,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 run_trials(study, loaded, configurator, space, objective, budget=settings.trials, repeats=repeats,
                            warmup=warmup,
                            on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
-            candidates = pick_candidates(study, objective, settings.top_k)
+            candidates = pick_candidates(study, objective, settings.top_k,
+                                         model=sampler if isinstance(sampler, HoneGPSampler) else None)
             confirmations: list[Confirmation] = []
             if candidates and settings.confirm_rounds > 0:
                 phase("confirm", f"confirming the top {len(candidates)} against the baseline in interleaved rounds")
