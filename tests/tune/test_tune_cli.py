@@ -219,3 +219,21 @@ def test_constraints_reach_optunas_samplers_as_trial_constraints(workload, hone,
     assert done and all(t.constraints == {"0": float(t.user_attrs["config"]["x"] - 4)} for t in done)
     assert any(t.constraints["0"] > 0 for t in done)  # some trials were infeasible, and known to be
     assert doc["recommended"]["x"] <= 4
+
+
+def test_in_a_large_noisy_space_the_model_names_one_candidate(workload, hone, state_dir):
+    # level × x × an inert knob of 10 001 values: 560 056 configurations, too many to enumerate;
+    # the noisy mode makes the baseline's repeats report ~3% noise per trial
+    big = "\n  - {name: pad, kind: env, var: HONE_PAD, type: int, range: [0, 10000], default: 0}\ntune:"
+    spec = write_workload(workload, mode="noisy", trials=6, repeats=3)
+    spec.write_text(spec.read_text().replace("top_k: 1", "top_k: 3").replace("\ntune:", big))
+    res = hone("tune", spec, "--json", workload / "m.json", "--study", "m")
+    assert res.code == 0, res.err + res.out
+    names = [c["name"] for c in json.loads((workload / "m.json").read_text())["confirmations"]]
+    assert len(names) == 3 and names[2].endswith("(the model's)") and "(the model's)" in res.out
+    small = write_workload(workload, mode="noisy", trials=6, repeats=3)  # 56 configurations: observed only
+    small.write_text(small.read_text().replace("top_k: 1", "top_k: 3"))
+    res = hone("tune", small, "--json", workload / "s.json", "--study", "s")
+    assert res.code == 0, res.err + res.out
+    names = [c["name"] for c in json.loads((workload / "s.json").read_text())["confirmations"]]
+    assert len(names) == 3 and not any("model" in n for n in names)
