@@ -291,7 +291,9 @@ def model(job: tuple[str, float, int, int, str]) -> dict[str, Any]:
             seen[key] = (y, cfg, t.params)
     top = sorted(seen.values(), key=lambda yc: yc[0])[:TOP_K]
     # hone tune's pick_candidates: the last candidate is the GP's choice when it offers one
-    alt_trial = sampler.model_candidate(study, [p for _y, _c, p in top[:-1]]) if len(top) == TOP_K else None
+    taken = [p for _y, _c, p in top[:-1]]
+    alt_trial = sampler.model_candidate(study, [t for t in study.trials if t.params not in taken]) \
+        if len(top) == TOP_K else None
     if alt_trial is not None:
         top[-1] = (float(alt_trial.value), rows[alt_trial.number][1], alt_trial.params)
     conf_rng = np.random.default_rng([seed, total, 0xC0F])

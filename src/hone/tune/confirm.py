@@ -102,7 +102,7 @@ def pick_candidates(study: optuna.Study, objective: Objective, top_k: int,
     out: list[Candidate] = []
     seen: set[str] = set()
     for t in trials:
-        key = repr(sorted(t.user_attrs.get("config", {}).items()))
+        key = _config_key(t)
         if key in seen:
             continue
         seen.add(key)
@@ -111,12 +111,16 @@ def pick_candidates(study: optuna.Study, objective: Objective, top_k: int,
         if len(out) >= top_k:
             break
     if model is not None and objective.mode != "pareto" and top_k >= 2 and len(out) == top_k:
-        by_number = {t.number: t for t in trials}
-        alt = model.model_candidate(study, [by_number[c.trial_number].params for c in out[:-1]])
+        taken = {repr(sorted(c.config.items())) for c in out[:-1]}
+        alt = model.model_candidate(study, [t for t in trials if _config_key(t) not in taken])
         if alt is not None:
             out[-1] = Candidate(f"trial {alt.number} (the model's)", alt.number,
                                 dict(alt.user_attrs.get("config", {})), dict(alt.user_attrs.get("means", {})))
     return out
+
+
+def _config_key(t: FrozenTrial) -> str:
+    return repr(sorted(t.user_attrs.get("config", {}).items()))
 
 
 def _figure_key(objective: Objective, t: FrozenTrial) -> float:

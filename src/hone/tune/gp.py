@@ -360,10 +360,10 @@ class HoneGPSampler(BaseSampler):
             mu = gp.predict(self._encode(cols, levels))
         return sorted(range(len(candidates)), key=lambda i: (float(mu[i]), i))
 
-    def model_candidate(self, study: optuna.Study, taken: Sequence[dict[str, Any]]) -> FrozenTrial | None:
-        """The completed feasible trial of lowest posterior mean whose params are none of
-        ``taken`` (the candidates already chosen by observed value) — when the measurements are
-        noisy and the space too large to enumerate; None otherwise (and without a model).
+    def model_candidate(self, study: optuna.Study, among: Sequence[FrozenTrial]) -> FrozenTrial | None:
+        """The trial of ``among`` (completed ones: those not yet chosen for confirmation) with the
+        lowest posterior mean, fitted on every completed feasible trial — when the measurements
+        are noisy and the space too large to enumerate; None otherwise (and without a model).
 
         Why: ``hone tune`` confirms its best *observed* configurations, and in a large space the
         best observed are single lucky measurements scattered around the optimum; the model pools
@@ -380,10 +380,8 @@ class HoneGPSampler(BaseSampler):
         space = {n: d for n, d in IntersectionSearchSpace().calculate(study).items() if not d.single()}
         if _enumerable(_columns(space)):
             return None
-        trials = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-                  if self._feasible(t) and t.params not in taken]
-        order = self.order_by_model(study, [t.params for t in trials]) if trials else None
-        return None if order is None else trials[order[0]]
+        order = self.order_by_model(study, [t.params for t in among]) if among else None
+        return None if order is None else among[order[0]]
 
     # -- internals ------------------------------------------------------------------------
     def noisy(self, study: optuna.Study) -> bool:
