@@ -154,9 +154,6 @@ class RankThompson(HoneGPSampler):
         return levels, np.concatenate([z, np.array(lies)]), n
 
 
-PROBE_EVERY = 6
-
-
 class LineProbe(HoneGPSampler):
     """Variants ``probe`` and ``probels`` (session 11): under noise, in spaces too large to
     enumerate, from PRIOR_AFTER completed trials on, every PROBE_EVERY-th trial is hone's line
@@ -174,8 +171,7 @@ class LineProbe(HoneGPSampler):
 
     def _ei_argmax(self, cols: Any, data: Any, rng: Any, seen: Any, n_done: int, thompson: bool = False) -> Any:
         study, number = self._ctx
-        if (self.noisy(study) and n_done >= hone_gp.PRIOR_AFTER and number % PROBE_EVERY == 0
-                and not _enumerable(cols)):
+        if self._probe_turn(study, number, cols, n_done):  # hone's turn, checked after the coin here
             probe = self._line_probe(cols, data, n_done, seen)  # hone's, PROBE_LENGTH_SCALE set by main()
             if probe is not None:
                 return probe

@@ -102,25 +102,30 @@ def pick_candidates(study: optuna.Study, objective: Objective, top_k: int,
     out: list[Candidate] = []
     seen: set[str] = set()
     for t in trials:
-        key = _config_key(t)
+        key = _config_key(t.user_attrs.get("config", {}))
         if key in seen:
             continue
         seen.add(key)
-        out.append(Candidate(f"trial {t.number}", t.number, dict(t.user_attrs.get("config", {})),
-                             dict(t.user_attrs.get("means", {}))))
+        out.append(_candidate(t))
         if len(out) >= top_k:
             break
     if model is not None and objective.mode != "pareto" and top_k >= 2 and len(out) == top_k:
-        taken = {repr(sorted(c.config.items())) for c in out[:-1]}
-        alt = model.model_candidate(study, [t for t in trials if _config_key(t) not in taken])
+        taken = {_config_key(c.config) for c in out[:-1]}
+        pool = [t for t in trials if _config_key(t.user_attrs.get("config", {})) not in taken]
+        alt = model.model_candidate(study, pool)
         if alt is not None:
-            out[-1] = Candidate(f"trial {alt.number} (the model's)", alt.number,
-                                dict(alt.user_attrs.get("config", {})), dict(alt.user_attrs.get("means", {})))
+            out[-1] = _candidate(alt, " (the model's)")
     return out
 
 
-def _config_key(t: FrozenTrial) -> str:
-    return repr(sorted(t.user_attrs.get("config", {}).items()))
+def _candidate(t: FrozenTrial, note: str = "") -> Candidate:
+    return Candidate(f"trial {t.number}{note}", t.number, dict(t.user_attrs.get("config", {})),
+                     dict(t.user_attrs.get("means", {})))
+
+
+def _config_key(config: dict[str, Scalar]) -> str:
+    """One string per distinct configuration (a trial's ``config`` user attribute)."""
+    return repr(sorted(config.items()))
 
 
 def _figure_key(objective: Objective, t: FrozenTrial) -> float:

@@ -147,6 +147,12 @@ def _columns(space: dict[str, BaseDistribution]) -> list[_Column]:
     return out
 
 
+def _model_columns(study: optuna.Study) -> list[_Column]:
+    """The columns of the knobs every trial of ``study`` has and that take more than one value:
+    the space :meth:`HoneGPSampler.order_by_model` fits its model in."""
+    return _columns({n: d for n, d in IntersectionSearchSpace().calculate(study).items() if not d.single()})
+
+
 def _enumerable(cols: list[_Column]) -> bool:
     """Is the space small enough to enumerate (at most :data:`ENUMERATE_LIMIT` configurations, no
     continuous knob)? There EI runs over every configuration, length scales are capped at the
@@ -288,7 +294,7 @@ class HoneGPSampler(BaseSampler):
         if trial.number < self._n_startup or obs is None or len(obs[1]) < 2:
             levels = self._startup_point(cols, trial.number, rng, seen)
         else:
-            if self._probe_turn(study, trial.number, cols, obs[2]):
+            if self._line_probes and self._probe_turn(study, trial.number, cols, obs[2]):
                 probe = self._line_probe(cols, obs[:2], obs[2], seen)
                 if probe is not None:
                     return {c.name: c.from_level(v) for c, v in zip(cols, probe, strict=True)}
@@ -347,8 +353,7 @@ class HoneGPSampler(BaseSampler):
 
         if len(study.directions) != 1 or not candidates:
             return None
-        space = {n: d for n, d in IntersectionSearchSpace().calculate(study).items() if not d.single()}
-        cols = _columns(space)
+        cols = _model_columns(study)
         if not cols or any(c.name not in p for p in [*candidates, *(p for p, _ in extra)] for c in cols):
             return None
         with threadpool_limits(1):
@@ -377,8 +382,7 @@ class HoneGPSampler(BaseSampler):
         observed: there every configuration can be measured often enough to speak for itself."""
         if not (self._model_candidate and self.noisy(study)) or len(study.directions) != 1:
             return None
-        space = {n: d for n, d in IntersectionSearchSpace().calculate(study).items() if not d.single()}
-        if _enumerable(_columns(space)):
+        if _enumerable(_model_columns(study)):
             return None
         order = self.order_by_model(study, [t.params for t in among]) if among else None
         return None if order is None else among[order[0]]
@@ -578,10 +582,11 @@ class HoneGPSampler(BaseSampler):
         return np.vstack(out) if out else levels
 
     def _probe_turn(self, study: optuna.Study, number: int, cols: list[_Column], n_done: int) -> bool:
-        """Is trial ``number`` a line probe's turn? Under noise, in spaces too large to enumerate,
-        once :data:`PRIOR_AFTER` trials are complete: every :data:`PROBE_EVERY`-th trial number."""
-        return (self._line_probes and n_done >= PRIOR_AFTER and number % PROBE_EVERY == 0
-                and not _enumerable(cols) and self.noisy(study))
+        """Is trial ``number`` a line probe's turn (when ``line_probes`` is on)? Under noise, in
+        spaces too large to enumerate, once :data:`PRIOR_AFTER` trials are complete: every
+        :data:`PROBE_EVERY`-th trial number."""
+        return (n_done >= PRIOR_AFTER and number % PROBE_EVERY == 0 and not _enumerable(cols)
+                and self.noisy(study))
 
     def _line_probe(self, cols: list[_Column], data: tuple[np.ndarray, np.ndarray], n_done: int,
                     seen: set[tuple[float, ...]]) -> list[float] | None:
