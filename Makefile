@@ -1,4 +1,4 @@
-.PHONY: setup demo test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose lint clean
+.PHONY: setup demo test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-faults lint clean
 VENV := .venv
 HONE := $(VENV)/bin/hone
 export PATH := $(CURDIR)/$(VENV)/bin:$(HOME)/.cargo/bin:$(PATH)
@@ -30,6 +30,9 @@ bench-fleet: setup          # real PostgreSQL, root, ~10 min
 
 bench-pgo: setup            # builds Lua, zstd and a Rust crate many times, 30-60 min
 	$(VENV)/bin/python benchmarks/pgo/run.py
+
+bench-faults: setup        # kill -9 at random crash points and moments, then rollback (~5 min; root adds kernel knobs)
+	$(VENV)/bin/python benchmarks/faults.py --minutes 5
 
 bench-diagnose: setup
 	$(VENV)/bin/python benchmarks/diagnose_calibration.py

@@ -15,8 +15,17 @@ HONE_BIN = str(Path(sys.executable).with_name("hone"))
 
 
 @pytest.fixture(autouse=True)
-def state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own HONE_STATE_DIR (journal, lock, studies)."""
+def machine_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test is its own machine (HONE_MACHINE_DIR: the machine-wide lock and the list
+    of state directories with changes), so test runs never block each other."""
+    path = tmp_path_factory.mktemp("hone-machine")
+    monkeypatch.setenv("HONE_MACHINE_DIR", str(path))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, machine_dir: Path) -> Path:
+    """Every test gets its own HONE_STATE_DIR (journal, studies)."""
     path = tmp_path_factory.mktemp("hone-state")
     monkeypatch.setenv("HONE_STATE_DIR", str(path))
     return path
@@ -50,6 +59,15 @@ def hone(state_dir: Path):  # type: ignore[no-untyped-def]
 
 def is_root() -> bool:
     return os.geteuid() == 0
+
+
+def block_readahead() -> Path | None:
+    """A real block device's read_ahead_kb (not a loop or ram disk), or None."""
+    for dev in sorted(Path("/sys/block").iterdir()):
+        path = dev / "queue" / "read_ahead_kb"
+        if path.exists() and not dev.name.startswith(("loop", "ram")):
+            return path
+    return None
 
 
 needs_root = pytest.mark.skipif(not is_root(), reason="changes kernel knobs; CI runs as root")

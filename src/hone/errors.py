@@ -36,6 +36,13 @@ class BenchmarkError(HoneError):
     exit_code = 1
 
 
+class RestoreError(HoneError):
+    """Something hone changed could not be put back; it stays in the journal for
+    ``hone rollback`` (exit code 3: the results stand, the machine is not as it was)."""
+
+    exit_code = 3
+
+
 class KnobError(HoneError):
     """A knob could not be read or written."""
 

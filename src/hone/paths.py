@@ -26,6 +26,14 @@ def state_dir() -> Path:
     return _machine_dir("HONE_STATE_DIR", "/var/lib/hone", "XDG_STATE_HOME", ".local/state")
 
 
+def machine_dir() -> Path:
+    """What every hone process on this machine shares, whatever its state directory: the
+    machine-wide lock and the list of state directories whose journals hold changes.
+    ``$HONE_MACHINE_DIR``, else ``/var/lib/hone`` for root, else ``$XDG_STATE_HOME/hone``.
+    Created on demand. (Tests that pretend to be several machines give each its own.)"""
+    return _machine_dir("HONE_MACHINE_DIR", "/var/lib/hone", "XDG_STATE_HOME", ".local/state")
+
+
 def cache_dir() -> Path:
     """Downloads and unpacked artefacts shared by every run on this machine (glibc
     packages, package lists): ``$HONE_CACHE_DIR``, else ``/var/cache/hone`` for root, else

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hone.diagnose.capabilities import tracefs_mount_knob
-from hone.journal import Journal
+from hone.journal import Journal, MachineLock
 
 
 def _mounted(path: Path) -> bool:
@@ -25,7 +25,8 @@ def test_tracefs_mount_is_journaled_and_rolled_back(hone, state_dir: Path, tmp_p
     knob = tracefs_mount_knob(point)
     assert knob.read() == "unmounted"
     try:
-        Journal(state_dir).write(knob, "mounted")
+        with MachineLock():
+            Journal(state_dir).write(knob, "mounted")
         assert _mounted(point) and (point / "events").is_dir()
         status = hone("status")
         assert "script:tracefs-mount" in status.out and "unmounted" in status.out, status.out

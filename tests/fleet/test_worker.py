@@ -40,11 +40,13 @@ tune: {trials: 5, seed: 3}
 
 
 def _machine(tmp: Path, name: str) -> dict[str, str]:
-    """A pretend machine: its own state dir (journal) and its own knob file (value 0)."""
+    """A pretend machine: its own state and machine dirs (journal, lock) and its own knob
+    file (value 0)."""
     home = tmp / name
     home.mkdir()
     (home / "knob").write_text("0")
-    return {**os.environ, "HONE_STATE_DIR": str(home / "state"), "KNOBFILE": str(home / "knob"), "COLUMNS": "200"}
+    return {**os.environ, "HONE_STATE_DIR": str(home / "state"), "HONE_MACHINE_DIR": str(home / "machine"),
+            "KNOBFILE": str(home / "knob"), "COLUMNS": "200"}
 
 
 def _spec(tmp: Path, sleep: float) -> Path:

@@ -12,6 +12,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ import pytest
 from hone.errors import SpecError
 from hone.knobs.remote import split_host, ssh_argv
 from hone.spec import load_spec
+from tests.conftest import block_readahead
+from tests.procs import MARK_ENV, marked, new_mark, with_arg
 
 pytestmark = pytest.mark.integration
 SSHD = "/usr/sbin/sshd"
@@ -145,16 +148,23 @@ def test_apply_on_two_hosts_journals_each_and_rollback_restores(ssh_hosts: SshHo
     assert ssh_hosts.state("a").read_text() == "1" and ssh_hosts.state("b").read_text() == "2"
 
 
-def test_run_with_a_remote_file_knob_restores_after(ssh_hosts: SshHosts, hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    target = tmp_path / "read_ahead_kb"
-    target.write_text("128\n")
-    knob = (f"  - name: ra\n    kind: sysfs\n    path: {target}\n    values: [128, 4096]\n"
+def test_run_with_a_remote_sysfs_knob_restores_after(ssh_hosts: SshHosts, hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # a sysfs knob must name a file under /sys, also on a remote host: the "host" here is
+    # this machine, so a real block queue attribute is set and put back
+    target = block_readahead()
+    if target is None:
+        pytest.skip("needs a block device queue in sysfs")
+    original = target.read_text().strip()
+    other = "4096" if original != "4096" else "2048"
+    knob = (f"  - name: ra\n    kind: sysfs\n    path: {target}\n    values: [{original}, {other}]\n"
             f"    hosts: [{json.dumps(ssh_hosts.hosts[1])}]\n    ssh_options: {json.dumps(ssh_hosts.options)}")
     spec = _spec(tmp_path, ssh_hosts, knob, command=json.dumps(["cat", str(target)]))
-    res = hone("run", spec, "--set", "ra=4096", "--json", "-")
+    res = hone("run", spec, "--set", f"ra={other}", "--json", "-")
     assert res.code == 0, res.err
-    assert target.read_text().strip() == "128"
-    assert json.loads(res.out[res.out.index("{"):])["config"]["ra"] == 4096
+    assert target.read_text().strip() == original
+    doc = json.loads(res.out[res.out.index("{"):])
+    assert doc["config"]["ra"] == int(other)
+    assert [r["returncode"] for r in doc["runs"]] == [0]
 
 
 def test_unreachable_host_is_one_clear_error(ssh_hosts: SshHosts, hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -164,3 +174,27 @@ def test_unreachable_host_is_one_clear_error(ssh_hosts: SshHosts, hone, tmp_path
     assert res.code == 2
     assert f"ssh to {dead} failed" in res.err and "Connection refused" in res.err
     assert "Traceback" not in res.err
+
+
+def test_one_shared_connection_per_host_and_none_left_after_hone(ssh_hosts: SshHosts, hone,  # type: ignore[no-untyped-def]
+                                                                 tmp_path: Path) -> None:
+    ssh_hosts.state("a").write_text("1")
+    spec = _spec(tmp_path, ssh_hosts, _script_knob(ssh_hosts, ssh_hosts.hosts[:1]))
+    log = ssh_hosts.dir / "sshd-a.log"
+    before = log.read_text().count("Accepted publickey")
+    mark = new_mark()
+    control_dir = Path(tempfile.mkdtemp(prefix="h", dir="/tmp"))  # short: a socket path has at most 107 bytes
+    try:
+        res = hone("apply", spec, "--set", "level=2", env={MARK_ENV: mark, "TMPDIR": str(control_dir)})
+        assert res.code == 0, res.err
+        assert ssh_hosts.state("a").read_text() == "2"
+        # the reads and the write of one hone process share one connection
+        assert log.read_text().count("Accepted publickey") - before == 1
+        # its ssh connection master (named after its socket in control_dir) stopped with hone
+        assert marked(mark) == [] and with_arg(str(control_dir)) == []
+        assert list(control_dir.iterdir()) == []  # and took its socket along
+    finally:
+        for pid, _ in marked(mark) + with_arg(str(control_dir)):
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(control_dir, ignore_errors=True)
+        hone("rollback")

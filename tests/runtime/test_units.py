@@ -60,7 +60,7 @@ def test_allocator_detection_by_file_and_symbol() -> None:
 
 def test_library_knob_typo_fails_spec_validation(tmp_path: Path) -> None:
     spec = tmp_path / "hone.yaml"
-    spec.write_text("benchmark: {command: [true]}\n"
+    spec.write_text("benchmark: {command: ['true']}\n"
                     "knobs:\n  - {name: malloc, kind: library, values: [glibc, jemaloc]}\n")
     with pytest.raises(SpecError, match=r"hone.yaml:3.*jemaloc"):
         load_spec(spec)
@@ -68,7 +68,7 @@ def test_library_knob_typo_fails_spec_validation(tmp_path: Path) -> None:
 
 def test_library_knob_accepts_paths_and_named_paths(tmp_path: Path) -> None:
     spec = tmp_path / "hone.yaml"
-    spec.write_text("benchmark: {command: [true]}\n"
+    spec.write_text("benchmark: {command: ['true']}\n"
                     "knobs:\n  - {name: m, kind: library, values: [glibc, mine, /opt/libx.so],"
                     " paths: {mine: /opt/liby.so}}\n")
     assert load_spec(spec).spec.knob("m").paths == {"mine": "/opt/liby.so"}

@@ -165,3 +165,99 @@ def test_example_pair_in_the_repo_loads():
                         check_knobs=False)
     assert [k.name for k in loaded.spec.knobs] == ["vm.dirty_background_ratio", "vm.dirty_expire_centisecs"]
     assert textwrap.dedent(loaded.spec.metrics[0].extract.command).startswith('echo "$out"')
+
+
+REDIS_CLIENT = """\
+project: "redis"
+engine: "gridsearch"
+iterations: 2
+benchmark: "{py} bench.py"
+evaluations:
+  -
+    name: "score"
+    info:
+      get: "echo \\"$out\\" | awk '/^score:/ {{print $2}}'"
+      type: "negative"
+      weight: 100
+"""
+
+# A-Tune's redis_server.yaml idiom: $value inside sed's single-quoted script.
+REDIS_SERVER = """\
+project: "redis"
+maxiterations: 2
+startworkload: ""
+stopworkload: ""
+object :
+  -
+    name : "supervised"
+    info :
+      get : "sed -n 's/^supervised *//p' {d}/redis.conf"
+      set : "sed -i 's/supervised .*/supervised  $value/g' {d}/redis.conf"
+      needrestart : "false"
+      type : "discrete"
+      options :
+        - "no"
+        - "systemd"
+      dtype : "string"
+"""
+
+REDIS_BENCH = """\
+import pathlib
+line = [x for x in pathlib.Path("redis.conf").read_text().splitlines() if x.startswith("supervised")][0]
+with open("seen.txt", "a") as f:
+    print(line, file=f)
+print("score:", 1)
+"""
+
+
+@pytest.fixture
+def redis_pair(tmp_path: Path) -> tuple[Path, Path]:
+    (tmp_path / "redis.conf").write_text("port 6379\nsupervised yes\n")
+    (tmp_path / "bench.py").write_text(REDIS_BENCH)
+    client, server = tmp_path / "client.yaml", tmp_path / "server.yaml"
+    client.write_text(REDIS_CLIENT.format(py=sys.executable))
+    server.write_text(REDIS_SERVER.format(d=tmp_path))
+    return client, server
+
+
+def test_sed_value_in_single_quotes_reaches_the_file_as_the_value(redis_pair, tmp_path):
+    spec = load_atune(*redis_pair).spec
+    driver = driver_for(spec.knobs[0])
+    driver.write("no")
+    assert (tmp_path / "redis.conf").read_text() == "port 6379\nsupervised  no\n"
+    driver.write("$(touch pwned); 'x' `touch pwned`")
+    assert not (tmp_path / "pwned").exists()
+    assert (tmp_path / "redis.conf").read_text() == "port 6379\nsupervised  $(touch pwned); 'x' `touch pwned`\n"
+
+
+def test_hone_tune_sets_the_sed_idiom_values_and_restores_the_file(redis_pair, hone, tmp_path):
+    client, server = redis_pair
+    res = hone("tune", client, "--atune-server", server, "--repeats", "1", "--confirm", "0", "--sampler", "grid",
+               "--json", tmp_path / "r.json")
+    assert res.code == 0, res.err + res.out
+    assert json.loads((tmp_path / "r.json").read_text())["failed_trials"] == 0
+    assert set((tmp_path / "seen.txt").read_text().splitlines()) == {"supervised yes", "supervised  no",
+                                                                      "supervised  systemd"}
+    # restored through the knob's own set command: the value is back, in the idiom's spacing
+    assert (tmp_path / "redis.conf").read_text() == "port 6379\nsupervised  yes\n"
+
+
+@pytest.mark.parametrize("get", ["echo '$out' | grep 'tps:' | awk '{print $2}'",
+                                 "echo \"$out\" | awk '/tps:/ {print $2}'"])
+def test_get_reads_out_of_any_size_and_never_runs_it(get, pair, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    client, server = pair
+    client.write_text(client.read_text().replace("\"echo '$out' | grep 'tps:' | awk '{print $2}'\"", json.dumps(get)))
+    spec = load_atune(client, server).spec
+    out = "it's 'quoted' $(touch pwned) `touch pwned`\n" * 40_000 + "tps: 1234\n"  # 1.7 MiB
+    res = ProcessResult(argv=["x"], returncode=0, stdout=out, stderr="", wall_s=1, user_s=0, sys_s=0, max_rss_kb=0)
+    assert extract(spec.metrics[0], res) == 1234.0
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_value_in_a_quoted_heredoc_points_at_the_server_line(pair):
+    client, server = pair
+    heredoc = SERVER.replace("set : \"printf '%s' $value > {d}/ratio\"", "set : \"cat > {d}/ratio <<'E'\\n$value\\nE\"")
+    server.write_text(heredoc.format(d=server.parent))
+    with pytest.raises(SpecError, match=r"server.yaml:\d+: object\[0\]\.info\.set: \$value: it stands inside a quoted"):
+        load_atune(client, server)

@@ -207,7 +207,7 @@ class PgoRun:
                     shutil.rmtree(item) if item.is_dir() else item.unlink()
             shutil.rmtree(self.build_slot(), ignore_errors=True)
             built.status, built.error = "failed", f"{exc.message} (log: {vdir / 'build.log'})"
-            self.log(f"[red]build {name} FAILED: {exc.message}[/red]")
+            self.log(f"build {name} FAILED: {exc.message}")
         built.seconds = time.perf_counter() - t0
         return built
 
@@ -420,7 +420,7 @@ class PgoRun:
             if bad:
                 b.status = "rejected"
                 b.error = "; ".join(f"{m.scenario}: {m.detail}" for m in bad)
-                self.log(f"[bold red]REJECTED {b.name}: its output differs from the default's — {b.error}[/bold red]")
+                self.log(f"REJECTED {b.name}: its output differs from the default's — {b.error}")
         ok = [b for b in built if b.status == "ok" and b.binary is not None]
         binaries = {b.name: b.binary for b in ok if b.binary is not None}
         modes = {b.name: b.mode for b in ok}
@@ -438,7 +438,7 @@ class PgoRun:
                                                         cwd=plan.scenario_cwd)
                     except CountsUnavailable as exc:
                         counts_note = exc.message
-                        self.log(f"[yellow]{exc.message}[/yellow]")
+                        self.log(exc.message)
                         counts = {}
                         break
             self.log(f"time {scn.name}: {plan.rounds} interleaved rounds × {len(binaries)} binaries …")

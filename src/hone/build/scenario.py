@@ -1,8 +1,9 @@
 """Train and evaluate scenarios: a shell command naming the program as ``{binary}``.
 
-The binary's path never gets pasted into the shell text: ``{binary}`` becomes
-``"$HONE_BINARY"`` and the path travels in the environment, so a path with spaces or
-quotes cannot change what the command does.
+The binary's path never gets pasted into the shell text: ``{binary}`` becomes a reference
+to ``$HONE_BINARY`` quoted for where it stands (``"$HONE_BINARY"`` unquoted, ``${HONE_BINARY}``
+inside double quotes, :mod:`hone.shell_text`) and the path travels in the environment, so a
+path with spaces or quotes cannot change what the command does.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hone.run.process import ProcessResult, run_process
+from hone.shell_text import rewrite
 
 BINARY_PLACEHOLDER = "{binary}"
 
@@ -30,7 +32,9 @@ class Scenario:
     cwd: str | None = None
 
     def shell_text(self) -> str:
-        return self.command.replace(BINARY_PLACEHOLDER, '"$HONE_BINARY"')
+        """The command with ``{binary}`` reading ``$HONE_BINARY``, quoted by its context."""
+        return rewrite(self.command, ["binary"], variables={"binary": "HONE_BINARY"},
+                       what=f"scenario {self.name}").text
 
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "command": self.command, "weight": self.weight}

@@ -17,6 +17,7 @@ import click
 
 from hone import __version__
 from hone.errors import HoneError, SpecError
+from hone.run.process import shutdown
 
 # Verb → the module that registers it on ``main``. Modules are imported only when their
 # verb runs (or for --help): importing every verb up front cost ~2 s of CPU per process
@@ -67,9 +68,34 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def _ignore(signum: int, frame: Any) -> None:
+    pass
+
+
+def _stop_children() -> None:
+    """Stop whatever hone started that still runs; every exit path of :func:`run` ends here."""
+    # A second Ctrl-C or SIGTERM must not cut this short. A Python handler, not SIG_IGN:
+    # the commands the exit hooks run (ssh -O exit) would inherit an ignored signal.
+    previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        stopped = shutdown()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if stopped:
+        click.echo(f"hone: stopped {len(stopped)} process(es) it had started: {', '.join(stopped)}", err=True)
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code (used by tests and ``main``)."""
     signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _dispatch(argv)
+    finally:
+        _stop_children()
+
+
+def _dispatch(argv: list[str] | None) -> int:
     try:
         main.main(args=argv, prog_name="hone", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -9,10 +9,11 @@ from rich.table import Table
 
 from hone.cli import main
 from hone.cli._common import console, err_console
-from hone.errors import HoneError
-from hone.journal import Journal, StateLock
+from hone.errors import HoneError, RestoreError
+from hone.journal import Journal, MachineLock
 from hone.knobs import driver_for
 from hone.run.configure import parse_assignments
+from hone.run.process import stop_orphans
 from hone.spec import load_spec
 
 
@@ -28,46 +29,66 @@ def apply_cmd(spec: str, sets: tuple[str, ...]) -> None:
     """
     loaded = load_spec(spec)
     values = parse_assignments(loaded, list(sets))
+    drivers = {name: driver_for(loaded.spec.knob(name)) for name in values}
+    for name, driver in drivers.items():
+        if not driver.changes_system:
+            raise HoneError(f"--set {name}: {driver.kind} knobs only exist inside a benchmark run",
+                            hint="use `hone run --set` for param and env knobs")
     journal = Journal()
-    with StateLock(purpose="hone apply"):
-        for name in values:
-            driver = driver_for(loaded.spec.knob(name))
-            if not driver.changes_system:
-                raise HoneError(f"--set {name}: {driver.kind} knobs only exist inside a benchmark run",
-                                hint="use `hone run --set` for param and env knobs")
-        for name, value in values.items():
-            driver = driver_for(loaded.spec.knob(name))
-            before = driver.read()
-            text = driver.model.format_value(value)
-            journal.write(driver, text)
-            console.print(f"{driver.describe()}: {before} -> {text}")
-    err_console.print("[dim]journaled; `hone rollback` restores the originals[/dim]")
+    with MachineLock(purpose="hone apply"):
+        before = {name: d.read() for name, d in drivers.items()}
+        journal.apply([(d, d.model.format_value(values[name])) for name, d in drivers.items()])
+        for name, driver in drivers.items():
+            console.print(f"{driver.describe()}: {before[name]} -> {driver.model.format_value(values[name])}")
+    err_console.print("journaled; `hone rollback` restores the originals", style="dim")
 
 
 @main.command("status")
-def status_cmd() -> None:
+@click.option("--diff", "show_diff", is_flag=True, help="Also print each changed config file as a unified diff"
+              " against its original.")
+def status_cmd(show_diff: bool) -> None:
     """Show what hone has changed on this machine and not yet restored."""
     journal = Journal()
     rows = journal.status()
-    if not rows:
+    for warning in journal.warnings:
+        err_console.print(f"warning: {warning}", style="yellow")
+    foreign = journal.foreign()
+    if not rows and not foreign:
         console.print("nothing changed by hone on this machine")
         return
-    table = Table(title=f"changed by hone ({journal.path})")
-    for col in ("knob", "original", "set by hone", "current", "since", "pid"):
-        table.add_column(col)
-    for r in rows:
-        since = dt.datetime.fromtimestamp(r["since"]).strftime("%Y-%m-%d %H:%M:%S")
-        current = str(r["current"]) + ("" if r["changed"] else " (= original)")
-        table.add_row(r["id"], str(r["original"]), str(r["set_by_hone"]), current, since, str(r["pid"]))
-    console.print(table)
+    if rows:
+        table = Table(title=f"changed by hone ({journal.path})")
+        for col in ("resource", "original", "set by hone", "current", "since", "pid"):
+            table.add_column(col)
+        for r in rows:
+            since = dt.datetime.fromtimestamp(r["since"]).strftime("%Y-%m-%d %H:%M:%S")
+            current = str(r["current"]) if r["changed"] else "= original"
+            table.add_row(r["id"], str(r["original"]), str(r["set_by_hone"]), current, since, str(r["pid"]))
+        console.print(table)
+        if show_diff:
+            for text in journal.diffs():
+                console.print(text, end="", soft_wrap=True)
+    else:
+        console.print(f"nothing changed by hone with this state directory ({journal.directory})")
+    dirs = dict.fromkeys(str(d) for d, _ in foreign)
+    for d in dirs:
+        held = [e.resource for other, e in foreign if str(other) == d]
+        console.print(f"also changed by hone with the state directory {d}: {', '.join(held)}"
+                      f" (HONE_STATE_DIR={d} hone status / rollback)")
 
 
 @main.command("rollback")
 def rollback_cmd() -> None:
     """Restore every original value hone recorded, newest change first (idempotent)."""
+    # First stop what a dead hone left running (a knob's set after kill -9): it would change
+    # a value again after it was restored.
+    for stopped in stop_orphans():
+        console.print(f"stopped {stopped}")
     journal = Journal()
-    with StateLock(purpose="hone rollback"):
+    with MachineLock(purpose="hone rollback"):
         outcomes = journal.restore()
+    for warning in journal.warnings:
+        err_console.print(f"warning: {warning}", style="yellow")
     if not outcomes:
         console.print("nothing to restore")
         return
@@ -75,5 +96,5 @@ def rollback_cmd() -> None:
     for o in outcomes:
         console.print(f"{'restored' if o.ok else 'FAILED  '} {o.ident}" + ("" if o.ok else f": {o.message}"))
     if failed:
-        raise HoneError(f"{len(failed)} knob(s) could not be restored; they stay in the journal",
-                        hint="fix the cause and run `hone rollback` again")
+        raise RestoreError(f"{len(failed)} resource(s) could not be restored; they stay in the journal",
+                           hint="fix the cause and run `hone rollback` again")

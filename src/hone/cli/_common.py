@@ -8,12 +8,40 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import click
 from rich.console import Console
+
+from hone.errors import HoneError
 
 # Piped output (CI logs, tests) gets wide tables instead of rich's 80-column default.
 _WIDTH = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200
-console = Console(stderr=False, highlight=False, width=_WIDTH)
-err_console = Console(stderr=True, highlight=False, width=_WIDTH)
+# Markup and emoji codes are off for every string these consoles print (table cells and
+# titles included): benchmark output, knob values and paths reach them and must appear as
+# written ("[/bold]" in a stderr is data, not a tag). hone's own styling goes through
+# ``style=`` and rich ``Text`` objects instead.
+console = Console(stderr=False, highlight=False, markup=False, emoji=False, width=_WIDTH)
+err_console = Console(stderr=True, highlight=False, markup=False, emoji=False, width=_WIDTH)
+
+
+def stdout_for_data(*paths: str | None) -> None:
+    """When an output option is ``-`` (a JSON/CSV/Markdown document on stdout), send every
+    human line (tables, progress, notes) to stderr instead, so stdout holds that document
+    alone and parses. Two documents cannot share stdout: refused."""
+    if sum(p == "-" for p in paths) > 1:
+        raise HoneError("only one output can go to stdout (-); give the others a file name")
+    console.file = sys.stderr if "-" in paths else None  # type: ignore[assignment]  # None = stdout
+
+
+def safe_study_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--study NAME`` callback: the name becomes a file name in the state directory."""
+    from hone.spec.models import check_name
+
+    if value is None:
+        return value
+    try:
+        return check_name(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def write_json(path: str | Path, data: Any) -> None:

@@ -10,9 +10,10 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from hone.cli import main
-from hone.cli._common import console, err_console
-from hone.errors import HoneError
-from hone.journal import StateLock
+from hone.cli._common import console, err_console, stdout_for_data
+from hone.errors import HoneError, RestoreError
+from hone.journal import machine_lock_if
+from hone.knobs import driver_for
 from hone.report import csv as csv_report
 from hone.report import json as json_report
 from hone.report import markdown as md_report
@@ -32,6 +33,7 @@ from hone.run.compare import (
     spec_variants,
 )
 from hone.run.configure import Configurator, parse_assignments
+from hone.spec.models import MAX_TIMEOUT_S
 
 
 def _is_spec(path: str) -> bool:
@@ -43,18 +45,20 @@ def _is_spec(path: str) -> bool:
 @click.option("--variant", "variants", multiple=True, metavar="NAME:KNOB=V[,KNOB=V]",
               help="A knob variant of SPEC (repeatable). One variant is compared against the machine as it is.")
 @click.option("-n", "--name", "names", multiple=True, help="Name of each command, in order (repeatable).")
-@click.option("-r", "--rounds", type=int, default=20, show_default=True,
+@click.option("-r", "--rounds", type=click.IntRange(min=1), default=20, show_default=True,
               help="Measured rounds; each runs every variant once, in a fresh random order.")
-@click.option("-w", "--warmup", type=int, default=1, show_default=True, help="Discarded warm-up rounds.")
-@click.option("--max-rounds", type=int, default=None,
+@click.option("-w", "--warmup", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Discarded warm-up rounds.")
+@click.option("--max-rounds", type=click.IntRange(min=1), default=None,
               help="One planned extension: if the result after --rounds is not decisive, run up to this many "
                    "rounds. α is split 20%/80% between the two looks.")
 @click.option("--metric", default=None,
               help="Metric to compare: cpu_time, wall_time, user_time, sys_time, max_rss or a spec metric "
                    "(default: cpu_time for CPU-bound commands, else wall_time; a spec's first metric).")
-@click.option("--threshold", type=float, default=1.0, show_default=True,
+@click.option("--threshold", type=click.FloatRange(min=0), default=1.0, show_default=True,
               help="Smallest change that matters, in %; smaller significant changes count as no difference.")
-@click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
+              help="Significance level.")
 @click.option("--seed", type=int, default=None, help="Seed of the run order (default: random, recorded).")
 @click.option("--prepare", "prepares", multiple=True,
               help="Untimed command before every run of a variant (once for all, or once per variant).")
@@ -65,14 +69,15 @@ def _is_spec(path: str) -> bool:
 @click.option("--pin", default=None, metavar="CPUS", help="Pin every run to these CPUs (taskset -c CPUS).")
 @click.option("--no-aslr", is_flag=True, help="Run every command under `setarch -R` (no address randomization).")
 @click.option("--shell", is_flag=True, help="Run commands through `sh -c` (default: split like a shell, no shell).")
-@click.option("--timeout", type=float, default=600.0, show_default=True, help="Seconds before a run is killed.")
+@click.option("--timeout", type=click.FloatRange(0, MAX_TIMEOUT_S, min_open=True), default=600.0, show_default=True,
+              help="Seconds before a run is killed.")
 @click.option("--estimator", type=click.Choice(["auto", "welsch", "median", "trimmed", "mean"]), default="auto",
               show_default=True,
               help="Location of the per-round log ratios: Welsch M-estimate + sign-flip randomization test + "
                    "its inverted CI (heavy-tailed rounds), median + exact CI + sign test, 20% trimmed mean + "
                    "BCa CI + Wilcoxon, plain mean (geometric mean ratio), or auto: welsch when the rounds' "
                    "tails are heavy, else trimmed (docs/CONTRACTS.md).")
-@click.option("--cv-warn", type=float, default=5.0, show_default=True,
+@click.option("--cv-warn", type=click.FloatRange(min=0), default=5.0, show_default=True,
               help="Warn when a variant's stddev/mean exceeds this, in %.")
 @click.option("--export-markdown", metavar="FILE", help="Seed-000 style table (- = stdout).")
 @click.option("--export-csv", metavar="FILE", help="One line per variant: summary, ratio, CI, p, verdict.")
@@ -95,8 +100,7 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
     excludes 0, p < alpha and the change is at least --threshold. Knobs are restored at
     the end, also on failure or Ctrl-C. Exit 1 when a variant failed every run.
     """
-    if threshold < 0:
-        raise HoneError(f"--threshold must be 0 or more (in %), got {threshold}")
+    stdout_for_data(export_markdown, export_csv, export_json)
     settings = CompareSettings(
         rounds=rounds, warmup=warmup, seed=secrets.randbelow(2**31) if seed is None else seed, metric=metric,
         threshold=threshold / 100.0, alpha=alpha, max_rounds=max_rounds, pin=pin, no_aslr=no_aslr,
@@ -112,7 +116,7 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
             progress.advance(task)
             if not m.ok:
                 where = f"round {rnd + 1}" if rnd >= 0 else "warm-up"
-                progress.console.print(f"[red]{where} {name}: FAILED: {m.error}[/red]", soft_wrap=True)
+                progress.console.print(f"{where} {name}: FAILED: {m.error}", style="red", soft_wrap=True)
 
         if variants or _is_spec(args[0]):
             result = _compare_spec(args, variants, names, settings, sweep_spec, prepares, cleanups,
@@ -138,6 +142,9 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
                    if not row["summaries"].get(v["name"])})
     if dead:
         raise VariantFailedError(f"{', '.join(dead)} failed every run (see the table above)")
+    if result.get("restore_problems"):
+        raise RestoreError(f"{len(result['restore_problems'])} change(s) could not be restored; they stay in the"
+                           " journal", hint="fix the cause and run `hone rollback`")
 
 
 class VariantFailedError(HoneError):
@@ -205,16 +212,20 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
                 raise HoneError(f"--metric {settings.metric}: not a metric of this spec ({known})") from None
             settings.goal, unit = "minimize", RUN_METRICS[settings.metric]
     progress.update(task, total=(settings.warmup + settings.rounds) * len(arms) * nsweep)
-    with StateLock(purpose=f"hone compare {loaded.path}"):
+    system = any(driver_for(k).changes_system for k in loaded.spec.knobs)
+    with machine_lock_if(system, f"hone compare {loaded.path}"):
         configurator = Configurator(loaded)
         problems: list[str] = []
         try:
             baseline = configurator.current_values()
             touched = {k for a in arms for k in a.knobs} | ({sweep_spec[0]} if sweep_spec else set())
-            unreadable = [k for k in sorted(touched) if baseline.get(k) is None]
+            # A system knob absent at the start is absent again in variants that do not set
+            # it; a param/env knob without a value cannot be left out.
+            unreadable = [k for k in sorted(touched) if baseline.get(k) is None
+                          and not configurator.drivers[k].changes_system]
             if unreadable:
-                raise HoneError(f"cannot read the current value of {', '.join(unreadable)}: every variant "
-                                "must set it", hint="add it to each --variant")
+                raise HoneError(f"{', '.join(unreadable)} has no default value: every variant must set it",
+                                hint="add it to each --variant")
             value_map = dict(zip(sweep_spec[1], sweep_values, strict=True)) if sweep_spec else {}
 
             def make(sv: tuple[str, str] | None) -> list[Any]:
@@ -230,6 +241,6 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
         finally:
             problems = configurator.restore()
             for problem in problems:
-                err_console.print(f"[red]restore problem: {problem} (run `hone rollback`)[/red]")
+                err_console.print(f"restore problem: {problem} (run `hone rollback`)", style="red")
     result["restore_problems"] = problems
     return result

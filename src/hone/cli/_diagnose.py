@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import click
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from hone.cli import main
-from hone.cli._common import console, err_console, write_json
+from hone.cli._common import console, err_console, stdout_for_data, write_json
 from hone.diagnose.capabilities import Capabilities, probe_capabilities
 from hone.diagnose.report_markdown import num, pct
 from hone.errors import HoneError
@@ -20,8 +20,8 @@ def _caps(mount_tracefs: bool = False) -> Capabilities:
     caps = probe_capabilities(allow_mount=mount_tracefs)
     if caps.tracefs_mounted_by_hone:
         # A system change: say it loudly (journaled like a knob before the mount).
-        err_console.print("[yellow]hone mounted tracefs at /sys/kernel/tracing (journaled: "
-                          "`hone rollback` unmounts it)[/yellow]")
+        err_console.print("hone mounted tracefs at /sys/kernel/tracing (journaled: "
+                          "`hone rollback` unmounts it)", style="yellow")
     return caps
 
 
@@ -37,7 +37,7 @@ def _print_missing(missing: dict[str, str], to_stdout: bool = False) -> None:
     for ev, why in missing.items():
         by_reason.setdefault(why, []).append(ev)
     for why, evs in by_reason.items():
-        (console if to_stdout else err_console).print(f"not collected: {', '.join(evs)} — {escape(why)}")
+        (console if to_stdout else err_console).print(f"not collected: {', '.join(evs)} — {why}")
 
 
 @main.command("profile", context_settings={"ignore_unknown_options": True})
@@ -60,6 +60,8 @@ def profile_cmd(command: tuple[str, ...], pid: int | None, duration: float, repe
     """
     from hone.diagnose.profile import profile_command, profile_pid
 
+    stdout_for_data(json_path)
+
     argv, spec = _target_argv(command)
     if pid is None and not argv and not spec:
         raise HoneError("nothing to profile", hint="hone profile -- CMD ARGS…  |  hone profile SPEC  |  --pid PID")
@@ -79,7 +81,7 @@ def profile_cmd(command: tuple[str, ...], pid: int | None, duration: float, repe
             raise HoneError("nothing to profile", hint="hone profile -- CMD ARGS…  |  hone profile SPEC  |  --pid PID")
         result = profile_command(argv, caps, repeats=repeats, timeout=timeout, env=env, cwd=cwd,
                                  on_run=lambda i, r: err_console.print(
-                                     f"[dim]run {i + 1}/{repeats}: {r.wall_s:.3f} s wall[/dim]"))
+                                     f"run {i + 1}/{repeats}: {r.wall_s:.3f} s wall", style="dim"))
     table = Table(title=f"hone profile: {result.command_text} ({len(result.runs)} runs)")
     for col in ("quantity", "mean", "stddev/mean", "min", "max"):
         table.add_column(col, justify="left" if col == "quantity" else "right")
@@ -139,7 +141,7 @@ def flame_cmd(command: tuple[str, ...], pid: int | None, duration: float, out_di
         before, after = (folded_from(Path(p)) for p in diff_paths)
         result = diff_flame(before, after, out, name=name if name != "flame" else "diff")
         for d in result.deltas[:5]:
-            console.print(f"{escape(d.function):40s} self share {d.before * 100:5.1f}% → {d.after * 100:5.1f}% "
+            console.print(f"{d.function:40s} self share {d.before * 100:5.1f}% → {d.after * 100:5.1f}% "
                           f"({d.delta * 100:+.1f} pt)")
         for p in result.paths():
             console.print(str(p))
@@ -160,7 +162,7 @@ def flame_cmd(command: tuple[str, ...], pid: int | None, duration: float, out_di
     console.print(f"{result.samples:.0f} samples; "
                   f"{pct((result.kernel_share or 0) * 100)} in the kernel; hottest (self):")
     for func, weight in result.hottest[:5]:
-        console.print(f"  {weight / total * 100:5.1f}%  {escape(func)}")
+        console.print(f"  {weight / total * 100:5.1f}%  {func}")
     paths = result.paths()
     if off_cpu:
         if not argv:
@@ -208,6 +210,8 @@ def doctor_cmd(command: tuple[str, ...], show_caps: bool, show_rules: bool, moun
     """
     from hone.diagnose.report_html import write_reports
 
+    stdout_for_data(json_path)
+
     if report_dir:
         doc_path = Path(report_dir) / "doctor.json"
         if not doc_path.is_file():
@@ -219,7 +223,7 @@ def doctor_cmd(command: tuple[str, ...], show_caps: bool, show_rules: bool, moun
         from hone.diagnose.rules import RULES
 
         for rule in RULES:
-            console.print(f"[bold]{rule.name}[/bold]")
+            console.print(rule.name, style="bold")
             for key, value in rule.describe().items():
                 if key != "name":
                     console.print(f"  {key}: {value}")
@@ -245,14 +249,14 @@ def doctor_cmd(command: tuple[str, ...], show_caps: bool, show_rules: bool, moun
     out = Path(out_dir)
     report = run_doctor(target, caps, out, repeats=repeats, flame=not no_flame, run=run_experiments, rounds=rounds,
                         seed=seed, threshold=threshold / 100, flame_seconds=flame_seconds,
-                        log=lambda m: err_console.print(f"[dim]{m}[/dim]"))
+                        log=lambda m: err_console.print(m, style="dim"))
     doc = report.to_json()
     if probes:
         from hone.diagnose.bpftrace import run_probes
 
         wall = report.profile.value("wall_s") or 5.0
         results = run_probes(list(probes), target, caps, out, seconds=wall + 1.0,
-                             log=lambda m: err_console.print(f"[dim]{m}[/dim]"))
+                             log=lambda m: err_console.print(m, style="dim"))
         doc["probes"] = [{"name": r.name, "seconds": r.seconds, "ok": r.ok, "output": r.output, "error": r.error}
                          for r in results]
         (out / "doctor.json").write_text(json.dumps(doc, indent=1, default=str))
@@ -298,9 +302,9 @@ def _print_findings(doc: dict) -> None:  # type: ignore[type-arg]
     if not doc["findings"]:
         console.print("No rule fired.")
     for i, f in enumerate(doc["findings"], 1):
-        console.print(f"[bold]{i}. {f['title']}[/bold] ({f['rule']}, score {f['score']:.2f})")
+        console.print(Text.assemble((f"{i}. {f['title']}", "bold"), f" ({f['rule']}, score {f['score']:.2f})"))
         for e in f["evidence"]:
-            console.print(f"   - {escape(e)}")
+            console.print(f"   - {e}")
         console.print(f"   threshold: {f['threshold']}")
         console.print(f"   remedy: {f['remedy']}")
         for e in f["experiments"]:
@@ -309,7 +313,8 @@ def _print_findings(doc: dict) -> None:  # type: ignore[type-arg]
             console.print(f"   next: {s}")
     for exp in doc["experiments"]:
         ref = exp["variants"][0]["name"]
-        console.print(f"[bold]experiment {exp['title']}[/bold] ({exp['metric']}, {exp['rounds']} rounds)")
+        console.print(Text.assemble((f"experiment {exp['title']}", "bold"),
+                                    f" ({exp['metric']}, {exp['rounds']} rounds)"))
         for name, s in exp["summaries"].items():
             console.print(f"   {name:12s} mean {num(s['mean'])} {exp['unit']}  (stddev/mean {pct(s['cv'] * 100)})")
         for name, c in exp["comparisons"].items():

@@ -8,7 +8,7 @@ import click
 from rich.table import Table
 
 from hone.cli import main
-from hone.cli._common import console, err_console, write_json
+from hone.cli._common import console, err_console, stdout_for_data, write_json
 from hone.errors import HoneError
 from hone.runtime.allocators import ALLOCATOR_NAMES
 from hone.runtime.glibc import GlibcInstall, is_glibc_soname, obtain_glibc
@@ -78,10 +78,11 @@ def glibc_cmd(binary: str, libs: tuple[str, ...], which: str, out_dir: str | Non
     After patching, the binary's own loader must resolve every glibc library inside the
     private glibc, and the smoke command must succeed.
     """
+    stdout_for_data(json_path)
     if in_place and out_dir:
         raise HoneError("--in-place and --out exclude each other")
     glibc = obtain_glibc(which)
-    err_console.print(f"[dim]glibc {glibc.version} from {glibc.origin}: {glibc.lib_dir}[/dim]")
+    err_console.print(f"glibc {glibc.version} from {glibc.origin}: {glibc.lib_dir}", style="dim")
     smoke_cmd = None if no_smoke else smoke
     paths = [Path(p) for p in libs]
     if in_place:
@@ -113,6 +114,7 @@ def alloc_cmd(binary: str, name: str, out_dir: str | None, no_install: bool, smo
     `hone compare SPEC --variant je:malloc=jemalloc` and `hone tune` treat the allocator
     as a knob.
     """
+    stdout_for_data(json_path)
     report = make_alloc_variant(Path(binary), name, Path(out_dir) if out_dir else None, install=not no_install,
                                 smoke=None if no_smoke else smoke)
     _print_report(report)
@@ -159,5 +161,5 @@ def show_cmd(binary: str | None, pid: int | None, json_path: str | None) -> None
 def fetch_cmd(which: str) -> None:
     """Download and unpack a glibc into the cache; print its library directory."""
     glibc = obtain_glibc(which)
-    err_console.print(f"[dim]glibc {glibc.version} from {glibc.origin}[/dim]")
+    err_console.print(f"glibc {glibc.version} from {glibc.origin}", style="dim")
     click.echo(str(glibc.lib_dir))

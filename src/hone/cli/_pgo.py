@@ -10,11 +10,12 @@ from typing import Any
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from hone.build import BuildPlan, PgoRun, Scenario, latest_result, load_result, parse_modes, scenario_name
 from hone.build.recipe import EXAMPLE_MODES
 from hone.cli import main
-from hone.cli._common import console, err_console, write_json
+from hone.cli._common import console, err_console, stdout_for_data, write_json
 from hone.errors import HoneError
 from hone.spec import load_spec
 
@@ -90,13 +91,13 @@ def render(result: dict[str, Any]) -> None:
     rejected = [b for b in result["builds"] if b["status"] == "rejected"]
     failed = [b for b in result["builds"] if b["status"] == "failed"]
     for b in rejected:
-        err_console.print(f"[bold red]REJECTED {b['variant']}: wrong output — {b['error']}[/bold red]")
+        err_console.print(f"REJECTED {b['variant']}: wrong output — {b['error']}", style="bold red")
     for b in failed:
-        err_console.print(f"[red]build failed {b['variant']}: {b['error']}[/red]")
+        err_console.print(f"build failed {b['variant']}: {b['error']}", style="red")
     for w in result.get("warnings", []):
-        err_console.print(f"[yellow]warning: {w}[/yellow]")
+        err_console.print(f"warning: {w}", style="yellow")
     if result.get("counts_note"):
-        err_console.print(f"[yellow]{result['counts_note']}[/yellow]")
+        err_console.print(result["counts_note"], style="yellow")
     scenarios = [s["name"] for s in result["scenarios"]["evaluate"]]
     for scn in scenarios:
         rows = [r for r in result["variants"] if r["scenario"] == scn]
@@ -119,14 +120,15 @@ def render(result: dict[str, Any]) -> None:
         console.print(f"profile {kind}: {parts}; merged sha256 {prof['sha256'][:12]}")
     best = result["best"]
     if best.get("variant"):
-        console.print(f"[bold]best: {best['variant']}[/bold] (time {_pct(best['time_ratio_geomean'])},"
-                      f" instructions {_pct(best['instructions_ratio_geomean'])} geometric mean) — {best['reason']}")
+        console.print(Text.assemble((f"best: {best['variant']}", "bold"),
+                                    f" (time {_pct(best['time_ratio_geomean'])}, instructions "
+                                    f"{_pct(best['instructions_ratio_geomean'])} geometric mean) — {best['reason']}"))
     else:
         console.print(f"best: none — {best['reason']}")
     if best.get("fewest_instructions"):
         fi = best["fewest_instructions"]
         console.print(f"fewest instructions: {fi['variant']} ({_pct(fi['instructions_ratio_geomean'])})")
-    console.print(f"[dim]binaries and manifests: {result['workdir']}/variants/[/dim]")
+    console.print(f"binaries and manifests: {result['workdir']}/variants/", style="dim")
 
 
 def json_view(result: dict[str, Any]) -> dict[str, Any]:
@@ -182,6 +184,7 @@ def pgo_cmd(args: tuple[str, ...], make_dir: str | None, cmake_dir: str | None, 
     CI) and on cachegrind's deterministic counts; gains within the layout-noise floor are
     not called gains.
     """
+    stdout_for_data(json_path)
     if args and args[0] == "report":
         if len(args) > 2:
             raise HoneError("usage: hone pgo report [RESULT.json | WORKDIR]")
@@ -236,7 +239,7 @@ def pgo_cmd(args: tuple[str, ...], make_dir: str | None, cmake_dir: str | None, 
     plan.keep_trees = keep_trees
     if workdir:
         plan.workdir = Path(workdir).resolve()
-    result = PgoRun(plan, log=lambda msg: err_console.print(f"[dim]{msg}[/dim]")).run()
+    result = PgoRun(plan, log=lambda msg: err_console.print(msg, style="dim")).run()
     render(result)
     if json_path:
         write_json(json_path, json_view(result))

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from hone.cli import main
-from hone.cli._common import console
+from hone.cli._common import console, stdout_for_data
 from hone.errors import HoneError
 from hone.report import csv as csv_report
 from hone.report import json as json_report
@@ -48,6 +48,7 @@ def report_cmd(result: str, markdown_path: str | None, csv_path: str | None, jso
     Without an export option the terminal table is printed. With --html, RESULT may also
     be a study name (`hone tune` prints it) in --storage.
     """
+    stdout_for_data(markdown_path, csv_path, json_path)
     if html_path:
         from hone.report.html import write_study_html
 
@@ -64,11 +65,22 @@ def report_cmd(result: str, markdown_path: str | None, csv_path: str | None, jso
                         hint="upgrade hone")
     exports = {"markdown": markdown_path, "csv": csv_path, "json": json_path}
     if not any(exports.values()):
-        console.print(renderers["terminal"](data))
+        console.print(_render(renderers["terminal"], data, result, family))
         return
     for kind, path in exports.items():
         if path is None:
             continue
         if kind not in renderers:
             raise HoneError(f"{result}: no {kind} export for {family} results")
-        write_text(path, renderers[kind](data))
+        write_text(path, _render(renderers[kind], data, result, family))
+
+
+def _render(render: Callable[[dict[str, Any]], Any], data: dict[str, Any], result: str, family: str) -> Any:
+    """``render(data)``; a result file cut short or edited (a field missing or of the wrong
+    type) is one error line naming the file, not a traceback from deep in a renderer."""
+    try:
+        return render(data)
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+        what = f"field {exc.args[0]!r} missing" if isinstance(exc, KeyError) and exc.args else str(exc)
+        raise HoneError(f"{result}: not a complete {family} result ({what})",
+                        hint="re-create it with the verb that wrote it") from None

@@ -6,7 +6,8 @@ import click
 from rich.table import Table
 
 from hone.cli import main
-from hone.cli._common import console, err_console, fmt_num, write_json
+from hone.cli._common import console, err_console, fmt_num, stdout_for_data, write_json
+from hone.errors import RestoreError
 from hone.run.configure import parse_assignments
 from hone.run.session import run_spec
 from hone.spec import load_spec
@@ -15,8 +16,10 @@ from hone.spec import load_spec
 @main.command("run")
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", help="Knob value for this run (repeatable).")
-@click.option("--repeats", type=int, default=None, help="Timed runs (default: the spec's benchmark.repeats).")
-@click.option("--warmup", type=int, default=None, help="Untimed runs first (default: benchmark.warmup).")
+@click.option("--repeats", type=click.IntRange(min=1), default=None,
+              help="Timed runs (default: the spec's benchmark.repeats).")
+@click.option("--warmup", type=click.IntRange(min=0), default=None,
+              help="Untimed runs first (default: benchmark.warmup).")
 @click.option("--json", "json_path", metavar="FILE", help="Write every run and the summary as JSON (- = stdout).")
 def run_cmd(spec: str, sets: tuple[str, ...], repeats: int | None, warmup: int | None, json_path: str | None) -> None:
     """Run SPEC's benchmark under one configuration and print its metrics.
@@ -25,12 +28,13 @@ def run_cmd(spec: str, sets: tuple[str, ...], repeats: int | None, warmup: int |
     warm-up + repeats times, and every knob is restored afterwards — also on failure,
     Ctrl-C or SIGTERM. Unset knobs keep the machine's current values.
     """
+    stdout_for_data(json_path)
     loaded = load_spec(spec)
     values = parse_assignments(loaded, list(sets))
 
     def progress(stage: str, i: int, m) -> None:  # type: ignore[no-untyped-def]
         status = "ok" if m.ok else f"FAILED: {m.error}"
-        err_console.print(f"[dim]{stage} {i + 1}: wall {m.wall_s:.3f}s cpu {m.cpu_s:.3f}s {status}[/dim]",
+        err_console.print(f"{stage} {i + 1}: wall {m.wall_s:.3f}s cpu {m.cpu_s:.3f}s {status}", style="dim",
                           soft_wrap=True)
 
     result = run_spec(loaded, values, repeats=repeats, warmup=warmup, on_run=progress)
@@ -48,9 +52,12 @@ def run_cmd(spec: str, sets: tuple[str, ...], repeats: int | None, warmup: int |
     console.print(table)
     failed = len(result.runs) - len(result.ok_runs)
     if failed:
-        err_console.print(f"[yellow]warning: {failed} of {len(result.runs)} runs failed: "
-                          f"{next(r.error for r in result.runs if not r.ok)}[/yellow]")
+        err_console.print(f"warning: {failed} of {len(result.runs)} runs failed: "
+                          f"{next(r.error for r in result.runs if not r.ok)}", style="yellow")
     for problem in result.restore_problems:
-        err_console.print(f"[red]restore problem: {problem} (run `hone rollback`)[/red]")
+        err_console.print(f"restore problem: {problem} (run `hone rollback`)", style="red")
     if json_path:
         write_json(json_path, result.to_json())
+    if result.restore_problems:
+        raise RestoreError(f"{len(result.restore_problems)} change(s) could not be restored; they stay in the"
+                           " journal", hint="fix the cause and run `hone rollback`")

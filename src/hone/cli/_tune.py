@@ -11,9 +11,11 @@ import optuna
 import yaml
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from hone.cli import main
-from hone.cli._common import console, err_console, fmt_num, write_json
+from hone.cli._common import console, err_console, fmt_num, safe_study_name, stdout_for_data, write_json
+from hone.errors import RestoreError
 from hone.fleet.storage import mask_url
 from hone.paths import state_dir
 from hone.spec import load_spec
@@ -36,20 +38,23 @@ def _pct_vs_baseline(result_means: dict[str, float], baseline: dict[str, float],
 @main.command("tune")
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.option("--atune-server", metavar="SERVER.yaml", help="SPEC is an A-Tune client YAML; this is its server YAML.")
-@click.option("--trials", type=int, default=None, help="Trials to run (default: the spec's tune.trials).")
+@click.option("--trials", type=click.IntRange(min=1), default=None,
+              help="Trials to run (default: the spec's tune.trials).")
 @click.option("--seed", type=int, default=None, help="Sampler seed: same seed + same measurements → same suggestions.")
 @click.option("--sampler", type=click.Choice(SAMPLERS, case_sensitive=False), default=None,
               help="Search algorithm (default: tune.sampler; auto = gp, hone's GP; tpe = multivariate TPE).")
 @click.option("--storage", metavar="URL", default=None,
               help="Optuna storage URL (default: sqlite:///<state dir>/studies.db; postgresql://… for a fleet).")
-@click.option("--study", "study_name", metavar="NAME", default=None, help="Study name (default: SPEC-NAME-DATE-TIME).")
+@click.option("--study", "study_name", metavar="NAME", default=None, callback=safe_study_name,
+              help="Study name (default: SPEC-NAME-DATE-TIME).")
 @click.option("--resume", is_flag=True, help="Continue the study (default: the spec's latest) after a crash or Ctrl-C.")
 @click.option("--apply-best", is_flag=True, help="Leave the confirmed winner applied (journaled; `hone rollback`).")
 @click.option("--pareto", is_flag=True, help="Search the Pareto front of all weighted metrics.")
-@click.option("--repeats", type=int, default=None, help="Runs per configuration (default: benchmark.repeats).")
-@click.option("--confirm", "confirm_rounds", type=int, default=None,
+@click.option("--repeats", type=click.IntRange(min=1), default=None,
+              help="Runs per configuration (default: benchmark.repeats).")
+@click.option("--confirm", "confirm_rounds", type=click.IntRange(min=0), default=None,
               help="Interleaved confirmation rounds (default: tune.confirm, at least 6; 0 = skip).")
-@click.option("--top-k", type=int, default=None, help="Candidates to confirm (default: tune.top_k).")
+@click.option("--top-k", type=click.IntRange(min=1), default=None, help="Candidates to confirm (default: tune.top_k).")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Run the trials in K local `hone worker` processes (no system knobs; see hone worker).")
 @click.option("--json", "json_path", metavar="FILE", help="Write the result as JSON (- = stdout).")
@@ -68,20 +73,23 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
     largest mean gain with other samplers), or "keep the current configuration". Every knob is restored at the end,
     also on Ctrl-C/SIGTERM, unless --apply-best keeps the confirmed winner.
     """
+    stdout_for_data(json_path)
     if atune_server:
         from hone.spec.atune import load_atune
 
         loaded = load_atune(spec, atune_server)
         apply_spec = _save_translation(loaded)
-        console.print(f"[dim]A-Tune pair translated to {apply_spec} (for `hone apply`/`hone run`)[/dim]")
+        console.print(f"A-Tune pair translated to {apply_spec} (for `hone apply`/`hone run`)", style="dim")
     else:
         loaded = load_spec(spec)
     t = loaded.spec.tune
     settings = TuneSettings(
-        trials=trials or t.trials, seed=t.seed if seed is None else seed, sampler=sampler or t.sampler,
+        trials=t.trials if trials is None else trials, seed=t.seed if seed is None else seed,
+        sampler=sampler or t.sampler,
         storage=storage, study=study_name, resume=resume, apply_best=apply_best, pareto=pareto,
         random_starts=t.random_starts, repeats=repeats,
-        confirm_rounds=t.confirm if confirm_rounds is None else confirm_rounds, top_k=top_k or t.top_k,
+        confirm_rounds=t.confirm if confirm_rounds is None else confirm_rounds,
+        top_k=t.top_k if top_k is None else top_k,
         workers=workers,
     )
     metric_units = {m.name: m.unit or "" for m in loaded.spec.metrics}
@@ -92,7 +100,7 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
     state: dict[str, Any] = {"baseline": {}, "best": None}
 
     def on_phase(phase: str, message: str) -> None:
-        progress.console.print(f"[cyan]{phase}[/cyan]: {message}")
+        progress.console.print(Text.assemble((phase, "cyan"), f": {message}"))
 
     def on_trial(o: TrialOutcome, study: optuna.Study) -> None:
         done = len(finished_trials(study))
@@ -100,7 +108,7 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
         elapsed = time.perf_counter() - started
         head = f"trial {done}/{settings.trials} (#{o.number}) {elapsed:6.1f}s"
         if o.state == "failed":
-            progress.console.print(f"{head}  [red]FAILED[/red] {_short(o.config)} — {o.reason}")
+            progress.console.print(Text.assemble(f"{head}  ", ("FAILED", "red"), f" {_short(o.config)} — {o.reason}"))
             return
         objective_value = o.values[0] if o.values else float("nan")
         directions = study.directions
@@ -113,13 +121,13 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
         metrics = " ".join(
             f"{n}={fmt_num(v)} ({_pct_vs_baseline(o.means, base, n, '')})"
             for n, v in o.means.items() if n in metric_units)
-        infeasible = "" if o.feasible else " [yellow]infeasible[/yellow]"
+        infeasible = "" if o.feasible else " infeasible"
         best = f"best {fmt_num(state['best'])} (unconfirmed)" if state["best"] is not None else ""
-        progress.console.print(f"{head}  {best}  {_short(o.config)}  {metrics}{infeasible}")
+        progress.console.print(Text.assemble(f"{head}  {best}  {_short(o.config)}  {metrics}", (infeasible, "yellow")))
 
     def on_confirm_run(rnd: int, name: str, m: Any) -> None:
         if rnd >= 0 and name == "baseline":
-            progress.console.print(f"[dim]confirmation round {rnd + 1}[/dim]")
+            progress.console.print(f"confirmation round {rnd + 1}", style="dim")
 
     events = TuneEvents(on_phase=on_phase, on_trial=on_trial, on_confirm_run=on_confirm_run)
     with progress:
@@ -132,12 +140,15 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
 
     path = write_study_html(result.study, html_out, storage=result.storage)
     console.print(f"HTML report: {path}")
-    console.print(f"[dim]study {result.study!r} in {mask_url(result.storage)} "
-                  f"({time.perf_counter() - started:.0f} s)[/dim]")
+    console.print(f"study {result.study!r} in {mask_url(result.storage)} "
+                  f"({time.perf_counter() - started:.0f} s)", style="dim")
     if json_path:
         if json_path != "-":
             Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         write_json(json_path, result.to_json())
+    if result.restore_problems:
+        raise RestoreError(f"{len(result.restore_problems)} change(s) could not be restored; they stay in the"
+                           " journal", hint="fix the cause and run `hone rollback`")
 
 
 def _save_translation(loaded: Any) -> Path:
@@ -171,10 +182,12 @@ def _print_result(result: TuneResult) -> None:
     console.print(table)
     for c in result.confirmations:
         comp = c.comparison
-        mark = "[green]✔[/green]" if c is result.winner else " "
-        console.print(f" {mark} {c.candidate.name}: {comp.change_pct:+.2f}% [{comp.ci_pct[0]:+.2f}%, "
-                      f"{comp.ci_pct[1]:+.2f}%] p={comp.p_value:.3g} n={comp.n} → {comp.verdict}"
-                      f"{' (' + comp.reason + ')' if comp.reason else ''}  {_short(c.candidate.config, 8)}")
+        mark = "✔" if c is result.winner else " "
+        console.print(Text.assemble(" ", (mark, "green"), f" {c.candidate.name}: {comp.change_pct:+.2f}% "
+                                    f"[{comp.ci_pct[0]:+.2f}%, {comp.ci_pct[1]:+.2f}%] p={comp.p_value:.3g} "
+                                    f"n={comp.n} → {comp.verdict}"
+                                    f"{' (' + comp.reason + ')' if comp.reason else ''}  "
+                                    f"{_short(c.candidate.config, 8)}"))
     if result.importances:
         console.print("knob importances (fANOVA): " + ", ".join(
             f"{k} {v:.0%}" for k, v in list(result.importances.items())[:8]))
@@ -182,12 +195,13 @@ def _print_result(result: TuneResult) -> None:
     if result.winner is None:
         why = ("no candidate beat the baseline significantly in the confirmation rounds" if result.confirmations
                else "no candidate was confirmed (no completed feasible trial, or --confirm 0)")
-        console.print(f"[bold yellow]Recommendation: keep the current configuration[/bold yellow] ({why})")
+        console.print(Text.assemble(("Recommendation: keep the current configuration", "bold yellow"), f" ({why})"))
     else:
         comp = result.winner.comparison
-        console.print(f"[bold green]Recommendation (confirmed): {_short(result.winner.candidate.config, 20)}"
-                      f"[/bold green]\n  {comp.change_pct:+.2f}% vs baseline, 95% CI [{comp.ci_pct[0]:+.2f}%, "
-                      f"{comp.ci_pct[1]:+.2f}%], p = {comp.p_value:.3g}, {comp.n} interleaved rounds")
+        console.print(Text.assemble(
+            (f"Recommendation (confirmed): {_short(result.winner.candidate.config, 20)}", "bold green"),
+            f"\n  {comp.change_pct:+.2f}% vs baseline, 95% CI [{comp.ci_pct[0]:+.2f}%, "
+            f"{comp.ci_pct[1]:+.2f}%], p = {comp.p_value:.3g}, {comp.n} interleaved rounds"))
         if result.chosen_by == "model":
             console.print("  chosen among the confirmed candidates by the GP's posterior mean over every"
                           " measurement (search trials and confirmation rounds)")
@@ -197,4 +211,4 @@ def _print_result(result: TuneResult) -> None:
         if doc.get("run_settings"):
             console.print("  benchmark settings (param/env knobs): " + _short(doc["run_settings"], 20))
     for problem in result.restore_problems:
-        err_console.print(f"[red]restore problem: {problem} (run `hone rollback`)[/red]")
+        err_console.print(f"restore problem: {problem} (run `hone rollback`)", style="red")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from hone.cli import main
-from hone.cli._common import console, err_console, fmt_num, write_json
+from hone.cli._common import console, err_console, fmt_num, safe_study_name, stdout_for_data, write_json
+from hone.errors import RestoreError
 from hone.spec import load_spec
 
 
@@ -14,8 +15,9 @@ from hone.spec import load_spec
 @click.option("--storage", envvar="HONE_STORAGE", required=True, metavar="URL",
               help="Shared Optuna storage, e.g. postgresql://user@host/db (password from $PGPASSWORD or "
                    "~/.pgpass keeps it out of `ps`). Env: HONE_STORAGE.")
-@click.option("--study", "study_name", required=True, metavar="NAME", help="Study to join (created if missing).")
-@click.option("--trials", type=int, default=None,
+@click.option("--study", "study_name", required=True, metavar="NAME", callback=safe_study_name,
+              help="Study to join (created if missing).")
+@click.option("--trials", type=click.IntRange(min=1), default=None,
               help="Budget when this worker creates the study (default: the spec's tune.trials); "
                    "a joining worker takes the study's own budget.")
 @click.option("--sampler", default=None, help="Sampler (default: the spec's tune.sampler).")
@@ -38,6 +40,7 @@ def worker_cmd(spec: str, storage: str, study_name: str, trials: int | None, sam
     from hone.fleet.storage import mask_url
     from hone.fleet.worker import WorkerOptions, run_worker
 
+    stdout_for_data(json_path)
     if grace_s <= heartbeat_s:
         raise click.BadParameter("must be larger than --heartbeat", param_hint="--grace")
     loaded = load_spec(spec)
@@ -53,21 +56,24 @@ def worker_cmd(spec: str, storage: str, study_name: str, trials: int | None, sam
             console.print(f"trial {outcome.number}: FAILED {config}: {outcome.reason}", soft_wrap=True)
 
     def joined(budget: int, finished: int) -> None:
-        err_console.print(f"[dim]worker joined study {study_name!r} in {mask_url(storage)}: "
-                          f"{finished}/{budget} trials finished[/dim]", soft_wrap=True)
+        err_console.print(f"worker joined study {study_name!r} in {mask_url(storage)}: "
+                          f"{finished}/{budget} trials finished", style="dim", soft_wrap=True)
 
     result = run_worker(loaded, opts, on_trial=line, on_joined=joined)
     console.print(f"worker done: ran {len(result.ran)} trial(s), {len(result.failed)} failed; "
                   f"study {study_name!r} has {result.finished_in_study}/{result.budget} finished"
                   + (f"; re-enqueued {len(result.requeued)} interrupted" if result.requeued else ""))
     for problem in result.restore_problems:
-        err_console.print(f"[red]not restored: {problem}[/red]", soft_wrap=True)
+        err_console.print(f"not restored: {problem}", style="red", soft_wrap=True)
     if json_path:
         write_json(json_path, {
             "format": "hone-worker/1", "study": result.study, "storage": result.storage, "budget": result.budget,
             "ran": result.ran, "failed": result.failed, "requeued": result.requeued,
             "finished_in_study": result.finished_in_study, "restore_problems": result.restore_problems,
         })
+    if result.restore_problems:
+        raise RestoreError(f"{len(result.restore_problems)} change(s) could not be restored; they stay in the"
+                           " journal", hint="fix the cause and run `hone rollback`")
 
 
 @main.command("dashboard")

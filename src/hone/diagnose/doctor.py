@@ -81,15 +81,15 @@ class DoctorReport:
 
 def target_from_spec(loaded: LoadedSpec) -> Target:
     """The spec's benchmark with its default parameters, and its first metric."""
-    from hone.run.benchmark import benchmark_cwd, substitute
+    from hone.run.benchmark import benchmark_cwd, bind_command
     from hone.run.configure import Configurator
     from hone.run.metrics import extract
 
     ctx = Configurator(loaded).apply({})  # no values: defaults only, nothing on the system changes
     bench = loaded.spec.benchmark
-    argv = substitute(bench.argv(), ctx.params)
+    argv, bound = bind_command(bench.argv(), ctx.params)
     metric = loaded.spec.metrics[0] if loaded.spec.metrics else None
-    target = Target(argv, env={**bench.env, **ctx.env}, cwd=str(benchmark_cwd(loaded)), timeout=bench.timeout,
+    target = Target(argv, env={**bench.env, **ctx.env, **bound}, cwd=str(benchmark_cwd(loaded)), timeout=bench.timeout,
                     spec_path=str(loaded.path), template=bench.argv(),
                     param_values={k.name: [str(v) for v in k.values] for k in loaded.spec.knobs
                                   if k.kind == "param" and getattr(k, "values", None)})

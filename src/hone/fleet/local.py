@@ -27,6 +27,7 @@ from hone.errors import HoneError
 from hone.fleet.storage import scrub
 from hone.knobs import driver_for
 from hone.paths import state_dir
+from hone.run.process import finish_process, start_process
 from hone.spec.loader import LoadedSpec
 from hone.tune.study import ATTR_INTERRUPTED, TrialOutcome
 
@@ -90,8 +91,7 @@ def run_local_workers(
             env = {**os.environ, "HONE_STATE_DIR": str(home), "HONE_STORAGE": storage}
             log = home / "worker.log"
             with log.open("wb") as out:
-                procs.append((subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                               start_new_session=True), log))
+                procs.append((start_process(argv, env=env, stdout=out, stderr=subprocess.STDOUT), log))
         while True:
             alive = [p for p, _ in procs if p.poll() is None]
             _report(study, seen, on_trial)
@@ -108,6 +108,12 @@ def run_local_workers(
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
         raise
+    finally:
+        # What an exited worker left running (the benchmark of a worker that crashed) goes too;
+        # one still running is stopped with everything else at hone's exit.
+        for p, _ in procs:
+            if p.poll() is not None:
+                finish_process(p)
     failed = [(p, log) for p, log in procs if p.returncode != 0]
     if failed:
         p, log = failed[0]

@@ -100,6 +100,13 @@ def explain(exc: BaseException, url: str) -> StorageError:
                             f"(this is Optuna {optuna.__version__})", hint=hint)
     if isinstance(exc, NoSuchModuleError | ArgumentError):
         return StorageError(f"storage {mask_url(url)}: not a usable database URL ({first})")
+    if isinstance(exc, ImportError):
+        return StorageError(f"storage {mask_url(url)}: no database driver for this URL is installed",
+                            hint="hone's studies live in SQLite (sqlite:///PATH) or PostgreSQL (postgresql://…)")
+    if "unable to open database file" in low or "file is not a database" in low:
+        return StorageError(f"storage {mask_url(url)}: {first}",
+                            hint="give sqlite:///PATH with PATH a writable SQLite file (or a new one in an "
+                                 "existing, writable directory)")
     return StorageError(f"storage {where}: {first}")
 
 
@@ -149,9 +156,9 @@ def open_storage(
 
 
 def prepare_storage(url: str) -> str:
-    """Check a PostgreSQL ``url`` answers (one-line :class:`StorageError` if not) and return
-    the URL Optuna should be given (explicit psycopg2 driver). Other URLs pass through."""
-    if not is_postgres(url):
-        return url
+    """Check ``url`` opens as an Optuna storage (one-line :class:`StorageError` if not: a
+    PostgreSQL server that does not answer, an SQLite path that cannot be written or is not
+    a database, a scheme without a driver) and return the URL Optuna should be given
+    (explicit psycopg2 driver for PostgreSQL)."""
     open_storage(url).engine.dispose()
     return driver_url(url)

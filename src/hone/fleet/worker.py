@@ -41,7 +41,8 @@ from hone.fingerprint import machine_id
 from hone.fleet.dashboard import annotate_trial
 from hone.fleet.lock import StudyLock
 from hone.fleet.storage import mask_url, open_storage
-from hone.journal import StateLock
+from hone.journal import machine_lock_if
+from hone.knobs import driver_for
 from hone.run.configure import Configurator
 from hone.spec.loader import LoadedSpec
 from hone.tune import study as tune_study
@@ -317,7 +318,8 @@ def run_worker(loaded: LoadedSpec, opts: WorkerOptions, *,
             if on_trial:
                 on_trial(outcome)
 
-        with StateLock(purpose=f"hone worker {opts.study}"):
+        system = any(driver_for(k).changes_system for k in loaded.spec.knobs)
+        with machine_lock_if(system, f"hone worker {opts.study}"):
             configurator = Configurator(loaded)
             try:
                 with lock:

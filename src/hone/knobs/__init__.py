@@ -32,13 +32,17 @@ DRIVERS: dict[str, type[KnobDriver]] = {
 
 # Knobs that can take the machine down (a CPU offline, a panic switch). They need an
 # explicit ``allow_dangerous: true`` (or --allow-dangerous) and never enter a search silently.
+# Matched against the identity: the resolved sysfs path and the dotted sysctl name. The
+# /sys/bus spellings are symlinks a remote knob's path cannot be resolved through.
 _DANGEROUS = [
     (re.compile(r"^sysfs:/sys/devices/system/cpu/cpu\d+/online$"), "takes a CPU offline"),
+    (re.compile(r"^sysfs:/sys/bus/cpu/(devices|drivers/[^/]+)/cpu\d+/online$"), "takes a CPU offline"),
     (re.compile(r"^sysctl:kernel\.panic"), "can panic the kernel"),
     (re.compile(r"^sysctl:vm\.panic_on_oom$"), "can panic the kernel"),
     (re.compile(r"^sysctl:kernel\.sysrq$"), "enables magic SysRq"),
     (re.compile(r"^sysfs:/sys/power/"), "changes the machine's power state"),
     (re.compile(r"^sysfs:/sys/devices/system/memory/"), "takes memory offline"),
+    (re.compile(r"^sysfs:/sys/bus/memory/"), "takes memory offline"),
 ]
 
 

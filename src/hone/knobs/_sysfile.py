@@ -24,10 +24,20 @@ def read_kernel_value(path: Path) -> str:
     return " ".join(text.split())
 
 
+def resolved_under(path: str | Path, root: Path, what: str) -> Path:
+    """``path`` with symlinks and ``..`` resolved; KnobError unless that is below ``root``
+    (checked on the resolved path, so no spelling of the path can leave ``root``)."""
+    real = Path(os.path.realpath(path))
+    if root not in real.parents:
+        raise KnobError(f"{what}: {path} resolves to {real}, outside {root}")
+    return real
+
+
 def write_kernel_value(path: Path, text: str, what: str) -> None:
-    """Write ``text`` with one write(2); a refusal (EINVAL, EPERM) names the knob."""
+    """Write ``text`` with one write(2); a refusal (EINVAL, EPERM) names the knob. O_TRUNC:
+    a shorter value must not leave the tail of a longer one in a regular file."""
     try:
-        fd = os.open(path, os.O_WRONLY)
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
     except OSError as exc:
         raise KnobError(f"{what}: cannot open {path} for writing: {exc.strerror}") from exc
     try:

@@ -3,6 +3,11 @@
 A driver wraps a validated knob model (``hone.spec.models``) and knows how to read the
 current value, write a new one, snapshot what it needs to undo a change, and restore that
 snapshot. Drivers know nothing about benchmarks (DESIGN: data flows one way).
+
+Snapshots are per *resource* — what one original covers: a whole config file for every
+key hone edits in it, one sysctl, one sysfs file, one script knob, each per host. Several
+knobs can share a resource; :meth:`KnobDriver.render` composes their values onto one
+snapshot, so a configuration is a pure function of the resource's original and the values.
 """
 
 from __future__ import annotations
@@ -11,6 +16,20 @@ from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 from hone.spec.models import KnobBase, Scalar
+
+
+def same_text(a: str | None, b: str | None) -> bool:
+    """Two knob values read from the system are the same: equal after collapsing
+    whitespace, or equal as numbers (``0.50`` and ``0.5``)."""
+    if a is None or b is None:
+        return a is b
+    x, y = " ".join(str(a).split()), " ".join(str(b).split())
+    if x == y:
+        return True
+    try:
+        return float(x) == float(y)
+    except ValueError:
+        return False
 
 
 class KnobDriver(ABC):
@@ -34,6 +53,10 @@ class KnobDriver(ABC):
     def check(self) -> None:  # noqa: B027 - optional hook; most kinds need no check
         """Raise :class:`~hone.errors.KnobError` if the knob cannot be used on this machine.
         Must not change anything."""
+
+    def resource(self) -> str:
+        """What one journal original covers (several knobs may share it, e.g. one file)."""
+        return self.ident()
 
     @abstractmethod
     def read(self) -> str | None:
@@ -62,8 +85,21 @@ class KnobDriver(ABC):
             self.write(value)
 
     def matches(self, snapshot: dict[str, Any]) -> bool:
-        """True when the current state equals ``snapshot`` (for ``hone status``)."""
-        return self.read() == snapshot.get("value")
+        """True when the current state equals ``snapshot`` (read back after every change)."""
+        return same_text(self.read(), snapshot.get("value"))
+
+    def render(self, state: dict[str, Any], text: str) -> dict[str, Any]:
+        """The resource's snapshot with this knob set to ``text`` (nothing is written)."""
+        return {"value": text}
+
+    def value_in(self, state: dict[str, Any]) -> str | None:
+        """This knob's value inside a resource snapshot."""
+        value = state.get("value")
+        return None if value is None else str(value)
+
+    def restart_command(self) -> tuple[list[str], float] | None:
+        """A command to run (argv, timeout in s) once after this knob's resource changed."""
+        return None
 
     def set_value(self, value: Scalar) -> None:
         """Write a typed value (already checked with ``model.coerce``)."""

@@ -22,7 +22,7 @@ from typing import Any
 
 from hone.errors import KnobError
 from hone.knobs.base import KnobDriver
-from hone.run.process import ProcessResult, run_process
+from hone.run.process import ProcessResult, at_exit, run_process
 
 #: Seconds ssh may take to connect; the whole command gets ``timeout`` (script) or this ×3.
 CONNECT_TIMEOUT_S = 10
@@ -39,21 +39,41 @@ def split_host(host: str) -> tuple[str, str | None]:
     return target.replace("[", "").replace("]", ""), port
 
 
-def ssh_argv(host: str, options: list[str], remote: list[str]) -> list[str]:
-    """The local argv that runs ``remote`` (an argv, quoted for the remote shell) on ``host``."""
+def _ssh_base(host: str, options: list[str]) -> tuple[list[str], str]:
+    """ssh and its options for ``host``, and the target to put after ``--``."""
     target, port = split_host(host)
     # ssh keeps the first value it sees for an option: BatchMode comes before the user's
     # options (never a prompt), connection sharing after them (the user may turn it off).
     argv = ["ssh", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}", "-T"]
     for opt in options:
         argv += ["-o", os.path.expanduser(opt) if "~" in opt else opt]
-    # One TCP+auth handshake per host for the many short reads/writes of a session.
+    # One TCP+auth handshake per host for the many short reads/writes of a session. The
+    # socket is this hone process's own: it closes its connections at exit
+    # (close_connections), which must not cut another hone's session short.
+    control = os.path.join(tempfile.gettempdir(), f"hone-ssh-{os.getpid()}-%C")
     argv += ["-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=2", "-o", "ControlMaster=auto",
-             "-o", f"ControlPath={os.path.join(tempfile.gettempdir(), 'hone-ssh-%C')}",
-             "-o", f"ControlPersist={CONTROL_PERSIST_S}"]
+             "-o", f"ControlPath={control}", "-o", f"ControlPersist={CONTROL_PERSIST_S}"]
     if port:
         argv += ["-p", port]
+    return argv, target
+
+
+def ssh_argv(host: str, options: list[str], remote: list[str]) -> list[str]:
+    """The local argv that runs ``remote`` (an argv, quoted for the remote shell) on ``host``."""
+    argv, target = _ssh_base(host, options)
     return [*argv, "--", target, shlex.join(remote)]
+
+
+#: (host, ssh options) this process has run ssh with: the shared connections to close at exit.
+_connections: set[tuple[str, tuple[str, ...]]] = set()
+
+
+def close_connections() -> None:
+    """Stop the shared ssh connections (ControlPersist masters) this process opened."""
+    while _connections:
+        host, options = _connections.pop()
+        argv, target = _ssh_base(host, list(options))
+        run_process([*argv, "-O", "exit", "--", target], timeout=CONNECT_TIMEOUT_S)
 
 
 def _normalise(text: str) -> str:
@@ -76,9 +96,14 @@ class RemoteKnob(KnobDriver):
         from hone.knobs import DRIVERS
 
         self.local = DRIVERS[model.kind](model.model_copy(update={"hosts": None}))
+        if hasattr(self.local, "resolve_paths"):
+            self.local.resolve_paths = False  # type: ignore[attr-defined]  # a path on the host, not here
 
     def ident(self) -> str:
         return f"{self.local.ident()}@{self.host}"
+
+    def resource(self) -> str:
+        return f"{self.local.resource()}@{self.host}"
 
     def describe(self) -> str:
         return f"{self.local.describe()} on {self.host}"
@@ -88,8 +113,14 @@ class RemoteKnob(KnobDriver):
         return float(getattr(self.model, "timeout", CONNECT_TIMEOUT_S * 3))
 
     def _ssh(self, remote: list[str], stdin: str | None = None, what: str = "") -> ProcessResult:
-        res = run_process(ssh_argv(self.host, list(self.model.ssh_options), remote), timeout=self._timeout,
-                          stdin=stdin)
+        options = list(self.model.ssh_options)
+        _connections.add((self.host, tuple(options)))
+        at_exit(close_connections)
+        # The connection master ssh leaves in the background (a session of its own) is spared
+        # for the next call to reuse; close_connections stops it at hone's exit. The tag would
+        # not find it: its process title overwrites the environment /proc shows.
+        res = run_process(ssh_argv(self.host, options, remote), timeout=self._timeout, stdin=stdin,
+                          spare_daemons=True, label="ssh")
         if res.ok:
             return res
         if res.returncode == 255:  # ssh's own failure: connection, auth, host key
@@ -100,10 +131,11 @@ class RemoteKnob(KnobDriver):
         return str(self.local.path)  # type: ignore[attr-defined]
 
     def _script(self, command: Any, value: str | None) -> list[str]:
-        argv, _ = self.local._argv(command, value)  # type: ignore[attr-defined]
-        if value is not None and argv[:2] == ["sh", "-c"]:
-            # shell: true scripts see $value in their environment locally; ssh does not forward it.
-            argv = ["env", f"value={value}", *argv]
+        argv, bound = self.local.bound_command(command, value)  # type: ignore[attr-defined]
+        if bound:
+            # Shell scripts read $value from their environment; ssh does not forward it, so
+            # `env NAME=VALUE` carries it (one quoted argv element, never shell text).
+            argv = ["env", *(f"{k}={v}" for k, v in bound.items()), *argv]
         return argv
 
     def read(self) -> str | None:

@@ -3,6 +3,10 @@
 ``$value`` in an argv ``set`` command is replaced inside its argv element (no shell).
 With ``shell: true`` the command runs as ``sh -c TEXT hone-knob VALUE`` with ``value`` in
 the environment, so ``$value`` and ``$1`` expand to the value — never pasted into TEXT.
+``$value`` references in shell text (``shell: true``, or the script of an argv such as
+``[sh, -c, …]``) are bound by quoting context (:mod:`hone.shell_text`): unquoted they become
+``"$value"`` (one word), and inside single quotes (A-Tune's ``sed 's/…/$value/'``) the
+quote is closed around ``"$value"``, so the script gets the value, as data.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import shlex
 from hone.errors import KnobError
 from hone.knobs.base import KnobDriver
 from hone.run.process import run_process
+from hone.shell_text import bind_argv, check_value, rewrite
 
 
 class ScriptKnob(KnobDriver):
@@ -21,19 +26,26 @@ class ScriptKnob(KnobDriver):
     def ident(self) -> str:
         return f"script:{self.name}"
 
-    def _argv(self, command: list[str] | str, value: str | None) -> tuple[list[str], dict[str, str]]:
-        env = dict(os.environ)
+    def bound_command(self, command: list[str] | str, value: str | None) -> tuple[list[str], dict[str, str]]:
+        """(argv, variables to add to the environment) that run ``command`` with ``value``
+        (None for ``get``) bound; the variables are what a remote host must be given too."""
+        what = f"script knob {self.name}"
         if self.model.shell:  # type: ignore[attr-defined]
             text = command if isinstance(command, str) else " ".join(command)
-            argv = ["sh", "-c", text, "hone-knob"]
-            if value is not None:
-                argv.append(value)
-                env["value"] = value
-            return argv, env
+            if value is None:
+                return ["sh", "-c", text, "hone-knob"], {}
+            check_value(value, what)
+            template = rewrite(text, ["value"], style="dollar", what=what)
+            return ["sh", "-c", template.text, "hone-knob", value], {**template.environment({"value": value}),
+                                                                     "value": value}
         parts = list(command) if isinstance(command, list) else shlex.split(command)
-        if value is not None:
-            parts = [p.replace("$value", value).replace("${value}", value) for p in parts]
-        return parts, env
+        if value is None:
+            return parts, {}
+        return bind_argv(parts, {"value": value}, style="dollar", what=what)
+
+    def _argv(self, command: list[str] | str, value: str | None) -> tuple[list[str], dict[str, str]]:
+        argv, bound = self.bound_command(command, value)
+        return argv, {**os.environ, **bound}
 
     def read(self) -> str | None:
         argv, env = self._argv(self.model.get, None)  # type: ignore[attr-defined]
@@ -47,7 +59,8 @@ class ScriptKnob(KnobDriver):
 
     def write(self, text: str) -> None:
         argv, env = self._argv(self.model.set, text)  # type: ignore[attr-defined]
-        result = run_process(argv, timeout=self.model.timeout, env=env)  # type: ignore[attr-defined]
+        # A set command may (re)start a service: a daemon it detaches outlives the command.
+        result = run_process(argv, timeout=self.model.timeout, env=env, spare_daemons=True)  # type: ignore[attr-defined]
         if not result.ok:
             raise KnobError(f"script knob {self.name}: set {text!r} failed: {result.describe_failure()}")
 

@@ -7,12 +7,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hone.errors import BenchmarkError
+from hone.errors import BenchmarkError, KnobError
 from hone.run.configure import BenchContext
 from hone.run.metrics import extract
 from hone.run.process import ProcessResult, run_process
+from hone.shell_text import bind_argv
 from hone.spec.loader import LoadedSpec
-from hone.spec.models import PLACEHOLDER, to_argv
+from hone.spec.models import to_argv
 
 
 @dataclass
@@ -49,9 +50,14 @@ class Measurement:
         )
 
 
-def substitute(argv: list[str], params: dict[str, str]) -> list[str]:
-    """Replace ``{name}`` in each argv element by the param's value (one element stays one)."""
-    return [PLACEHOLDER.sub(lambda m: params.get(m.group(1), m.group(0)), arg) for arg in argv]
+def bind_command(argv: list[str], params: dict[str, str], what: str = "benchmark.command"
+                 ) -> tuple[list[str], dict[str, str]]:
+    """``{name}`` placeholders bound to the params: (argv, environment additions).
+
+    An argv element gets the value in place (one element stays one); the script of a shell
+    ``-c`` (``shell: true``, or an argv like ``[sh, -c, …]``) reads it from an environment
+    variable instead, so the value is never parsed as shell code (:mod:`hone.shell_text`)."""
+    return bind_argv(argv, params, what=what)
 
 
 def benchmark_cwd(loaded: LoadedSpec) -> Path:
@@ -69,9 +75,9 @@ def run_hook(loaded: LoadedSpec, which: str, ctx: BenchContext) -> None:
     command = getattr(loaded.spec.benchmark, which)
     if command is None:
         return
-    argv = substitute(to_argv(command, loaded.spec.benchmark.shell), ctx.params)
-    res = run_process(argv, timeout=loaded.spec.benchmark.timeout, env=benchmark_env(loaded, ctx),
-                      cwd=benchmark_cwd(loaded))
+    argv, bound = bind_command(to_argv(command, loaded.spec.benchmark.shell), ctx.params, f"benchmark.{which}")
+    res = run_process(argv, timeout=loaded.spec.benchmark.timeout, env={**benchmark_env(loaded, ctx), **bound},
+                      cwd=benchmark_cwd(loaded), label=f"benchmark.{which}")
     if not res.ok:
         raise BenchmarkError(f"benchmark.{which} failed: {res.describe_failure()}")
 
@@ -80,14 +86,21 @@ def run_once(loaded: LoadedSpec, ctx: BenchContext, wrapper: list[str] | None = 
     """Run the benchmark once (prepare → command → cleanup) and extract every metric.
 
     A failed, timed-out or unparsable run returns a Measurement with ``error`` set; it
-    does not raise, so schedulers can count failures.
+    does not raise, so schedulers can count failures. A system knob that no longer holds
+    the configuration's value (``ctx.check``) fails the run before it starts.
     """
+    if ctx.check is not None:
+        try:
+            ctx.check()
+        except KnobError as exc:
+            return Measurement(0.0, 0.0, 0.0, 0.0, 0, -1, False, error=f"not run: {exc.message}")
     bench = loaded.spec.benchmark
-    argv = substitute(bench.argv(), ctx.params)
+    argv, bound = bind_command(bench.argv(), ctx.params)
     run_hook(loaded, "prepare", ctx)
     try:
         result = run_process(
-            [*(wrapper or []), *argv], timeout=bench.timeout, env=benchmark_env(loaded, ctx), cwd=benchmark_cwd(loaded)
+            [*(wrapper or []), *argv], timeout=bench.timeout, env={**benchmark_env(loaded, ctx), **bound},
+            cwd=benchmark_cwd(loaded), label="benchmark",
         )
     finally:
         run_hook(loaded, "cleanup", ctx)

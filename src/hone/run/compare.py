@@ -3,7 +3,8 @@
 Two kinds of variants:
 
 * commands (hyperfine-style): each argument is a command line; ``{name}`` placeholders
-  take the ``--sweep`` value.
+  take the ``--sweep`` value (one argv element, or a quoted variable in ``--shell`` text:
+  never pasted in as shell code).
 * spec variants: ``NAME:KNOB=V,KNOB=V`` on one spec; each run first applies the variant's
   knobs through the journal, and every knob is restored at the end (Ctrl-C included).
 
@@ -37,6 +38,7 @@ from hone.fingerprint import fingerprint
 from hone.run.benchmark import Measurement, run_once
 from hone.run.process import run_process
 from hone.run.schedule import InterleavedResult, Variant, extend_interleaved, run_interleaved
+from hone.shell_text import bind_argv
 from hone.stats.paired import compare_paired, opt_over_default_pct
 from hone.stats.summary import summarize
 
@@ -153,29 +155,35 @@ def wrapper_argv(settings: CompareSettings) -> list[str]:
     return out
 
 
-def _argv(command: str, shell: bool) -> list[str]:
+def _argv(command: str, shell: bool, sweep: tuple[str, str] | None = None,
+          what: str = "command") -> tuple[list[str], dict[str, str] | None]:
+    """(argv, environment or None for hone's own) of a command line with ``{sweep}`` bound.
+
+    The line is split (or given to ``sh -c`` with ``--shell``) before the value is bound:
+    in shell text the value arrives in the variable ``HONE_SWEEP_<name>``, elsewhere it
+    fills its argv element, so it is never parsed as shell code (:mod:`hone.shell_text`)."""
     if shell:
-        return ["sh", "-c", command]
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise HoneError(f"cannot split command {command!r}: {exc}", hint="quote it, or use --shell") from None
-    if not argv:
-        raise HoneError("empty command")
-    return argv
+        argv = ["sh", "-c", command]
+    else:
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise HoneError(f"cannot split command {command!r}: {exc}", hint="quote it, or use --shell") from None
+        if not argv:
+            raise HoneError("empty command")
+    values = {sweep[0]: sweep[1]} if sweep else {}
+    argv, bound = bind_argv(argv, values, prefix="HONE_SWEEP_", what=f"{what} {command!r}")
+    return argv, ({**os.environ, **bound} if bound else None)
 
 
-def _substitute(text: str, sweep: tuple[str, str] | None) -> str:
-    return text.replace("{" + sweep[0] + "}", sweep[1]) if sweep else text
-
-
-def _hook(command: str | None, settings: CompareSettings, what: str) -> Callable[[], None] | None:
+def _hook(command: str | None, settings: CompareSettings, what: str,
+          sweep: tuple[str, str] | None = None) -> Callable[[], None] | None:
     if command is None:
         return None
-    argv = _argv(command, settings.shell)
+    argv, env = _argv(command, settings.shell, sweep, what)
 
     def run() -> None:
-        res = run_process(argv, timeout=settings.timeout)
+        res = run_process(argv, timeout=settings.timeout, env=env)
         if not res.ok:
             raise HoneError(f"{what} {command!r}: {res.describe_failure()}")
 
@@ -188,10 +196,11 @@ def command_variants(arms: Sequence[Arm], settings: CompareSettings, sweep: tupl
     variants = []
     for arm in arms:
         assert arm.command is not None
-        argv = [*wrap, *_argv(_substitute(arm.command, sweep), settings.shell)]
+        bound, env = _argv(arm.command, settings.shell, sweep)
+        argv = [*wrap, *bound]
 
-        def run(argv: list[str] = argv) -> Measurement:
-            res = run_process(argv, timeout=settings.timeout)
+        def run(argv: list[str] = argv, env: dict[str, str] | None = env) -> Measurement:
+            res = run_process(argv, timeout=settings.timeout, env=env)
             m = Measurement.from_process(res)
             if not res.ok:
                 m.error = res.describe_failure()
@@ -199,8 +208,8 @@ def command_variants(arms: Sequence[Arm], settings: CompareSettings, sweep: tupl
 
         variants.append(Variant(
             name=arm.name, run=run,
-            prepare=_hook(_substitute(arm.prepare, sweep) if arm.prepare else None, settings, "--prepare"),
-            cleanup=_hook(_substitute(arm.cleanup, sweep) if arm.cleanup else None, settings, "--cleanup"),
+            prepare=_hook(arm.prepare, settings, "--prepare", sweep),
+            cleanup=_hook(arm.cleanup, settings, "--cleanup", sweep),
         ))
     return variants
 
@@ -211,15 +220,17 @@ def spec_variants(
 ) -> list[Variant]:
     """Variants of one spec: before each run, apply that variant's knobs (journaled).
 
-    Knobs another variant sets are put back to their session-start value (``baseline``)
-    for variants that do not set them, so no variant inherits its neighbour's settings."""
+    Knobs another variant sets are at their session-start state in variants that do not
+    set them (the configurator renders every arm from the starting state), so no variant
+    inherits its neighbour's settings; param/env knobs take their ``baseline`` value."""
     touched = {k for arm in arms for k in arm.knobs}
     if sweep:
         touched.add(sweep[0])
     wrap = wrapper_argv(settings) or None
     variants = []
     for arm in arms:
-        values = {k: baseline[k] for k in touched if k not in arm.knobs}
+        values = {k: baseline[k] for k in touched if k not in arm.knobs
+                  and not configurator.drivers[k].changes_system}
         values.update(arm.knobs)
         if sweep:
             values[sweep[0]] = sweep[1]

@@ -2,16 +2,26 @@
 
 System knobs (sysctl, sysfs, file, script) are written through the journal; param and
 env knobs become argv substitutions and environment for the benchmark only.
+
+A configuration is a pure function of the session's starting state and the values: every
+resource (a config file, a sysctl …) is set to its state at the start of the session with
+the configuration's values rendered on top. A knob the configuration does not set is back
+at its starting state — a key that was absent is absent again — so an arm never inherits
+the previous arm's settings, and the baseline arm really is the baseline.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from hone.errors import HoneError, KnobError
-from hone.journal import Journal
+from hone.faults import crash_point
+from hone.journal import RESTART_PAUSES, Journal, run_restart
 from hone.knobs import KnobDriver, driver_for
+from hone.knobs.base import same_text
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 
@@ -22,6 +32,9 @@ class BenchContext:
 
     params: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
+    #: Raises KnobError when a system knob no longer holds this configuration's value
+    #: (called before every measured run).
+    check: Callable[[], None] | None = None
 
 
 def parse_assignments(loaded: LoadedSpec, assignments: list[str], flag: str = "--set") -> dict[str, Scalar]:
@@ -48,71 +61,145 @@ class Configurator:
 
     Knobs already changed by an earlier ``hone apply`` are returned to the value they had
     when this session started, not to the machine's original (that is ``hone rollback``).
+    The caller holds the machine lock (:func:`hone.journal.machine_lock_if`) when the spec
+    has system knobs.
     """
 
     def __init__(self, loaded: LoadedSpec, journal: Journal | None = None) -> None:
         self.loaded = loaded
         self.journal = journal or Journal()
         self.drivers: dict[str, KnobDriver] = {k.name: driver_for(k) for k in loaded.spec.knobs}
-        self._pre_active = {e.ident for e in self.journal.active()}
-        self._session_snapshots: dict[str, tuple[KnobDriver, dict[str, Any]]] = {}
+        # Each resource with the (knob name, driver) pairs that edit it, in spec order.
+        self._members: dict[str, list[tuple[str, KnobDriver]]] = {}
+        for name, driver in self.drivers.items():
+            if driver.changes_system:
+                for part in driver.parts():  # one per host for a knob with hosts
+                    self._members.setdefault(part.resource(), []).append((name, part))
+        self._pre_active = {e.resource for e in self.journal.active()} if self._members else set()
+        self._base: dict[str, dict[str, Any]] = {}  # resource -> its state when the session began
+        self._target: dict[str, dict[str, Any]] = {}  # resource -> what the current configuration set
         self._touched: list[str] = []
+        if self._members:
+            self.journal.preflight([d for d in self.drivers.values() if d.changes_system])
+            self.journal.refuse_foreign(list(self._members))
+
+    @property
+    def has_system_knobs(self) -> bool:
+        return bool(self._members)
 
     def apply(self, values: dict[str, Scalar]) -> BenchContext:
-        """Write the system knobs in ``values`` (journaled) and return the benchmark
-        context (params, env) for all knobs, using defaults for unset params/env."""
+        """Set every system resource to its starting state with ``values`` on top (journaled,
+        read back, each owed restart run once) and return the benchmark context (params,
+        env) for all knobs, using defaults for unset params/env."""
         ctx = BenchContext()
         for name, driver in self.drivers.items():
-            model = driver.model
+            if driver.changes_system:
+                continue
             if name in values:
-                text = model.format_value(values[name])
-            elif not driver.changes_system:
+                text = driver.model.format_value(values[name])
+            else:
                 current = driver.read()
                 if current is None:
                     continue
                 text = current
-            else:
-                continue
             if driver.kind == "param":
                 ctx.params[name] = text
             elif driver.kind == "env":
                 ctx.env[driver.var] = text  # type: ignore[attr-defined]
             elif driver.kind == "library":
                 ctx.env.update(driver.bench_env(text))  # type: ignore[attr-defined]
-            else:
-                self._write(driver, text)
+        if self._members:
+            self._configure(values)
+            ctx.check = self.verify
         return ctx
 
-    def _write(self, driver: KnobDriver, text: str) -> None:
-        for part in driver.parts():  # one per host for a knob with hosts
-            ident = part.ident()
-            if ident not in self._session_snapshots:
-                self._session_snapshots[ident] = (part, part.snapshot())
-                self._touched.append(ident)
-            if part.read() == text:
+    def _base_of(self, resource: str, part: KnobDriver) -> dict[str, Any]:
+        if resource not in self._base:
+            self._base[resource] = part.snapshot()
+            self._touched.append(resource)
+        return self._base[resource]
+
+    def _configure(self, values: dict[str, Scalar]) -> None:
+        restarts: dict[str, tuple[list[str], float]] = {}
+        targets: dict[str, dict[str, Any]] = {}
+        for resource, members in self._members.items():
+            first = members[0][1]
+            base = self._base_of(resource, first)
+            state = base
+            for name, part in members:
+                if name in values:
+                    state = part.render(state, part.model.format_value(values[name]))
+            targets[resource] = state
+            if first.matches(state):
                 continue
-            self.journal.write(part, text)
+            cmds = [c for _, part in members if (c := part.restart_command())]
+            self.journal.ensure_original(first, None if resource in self._pre_active else base, cmds)
+            for name, part in members:
+                if name in values:
+                    self.journal.note_set(part, part.model.format_value(values[name]))
+            first.restore(state)
+            crash_point("configure.written")
+            for argv, timeout in cmds:
+                restarts.setdefault(json.dumps(argv), (argv, timeout))
+        self._target = targets
+        if restarts:
+            crash_point("configure.restart")
+        for argv, timeout in restarts.values():
+            why = run_restart(argv, timeout)
+            if why:
+                raise KnobError(why)
+        self.verify()
+
+    def verify(self) -> None:
+        """Raise KnobError naming every knob that does not hold the value of the current
+        configuration (changed by the benchmark, a daemon, or refused by the system)."""
+        wrong = []
+        for resource, state in self._target.items():
+            members = self._members[resource]
+            if members[0][1].matches(state):
+                continue
+            before = len(wrong)
+            for _, part in members:
+                want, got = part.value_in(state), part.read()
+                if not same_text(want, got):
+                    wrong.append(f"{part.describe()} reads {got!r}, expected {want!r}")
+            if len(wrong) == before:
+                wrong.append(f"{resource} changed outside hone (other bytes differ)")
+        if wrong:
+            raise KnobError("a knob does not hold its value: " + "; ".join(wrong))
 
     def current_values(self) -> dict[str, Scalar | None]:
         """The machine's current value of every knob (params/env: their defaults)."""
         return {name: d.current_value() for name, d in self.drivers.items()}
 
     def restore(self) -> list[str]:
-        """Put back everything this session changed, newest first. Returns problems."""
+        """Put every resource this session touched back to its starting state, newest
+        first, each read back; owed restarts run once. Returns problems."""
         problems: list[str] = []
-        active = {e.ident: e for e in self.journal.active()}
-        own = [active[i] for i in self._touched if i in active and i not in self._pre_active]
+        active = {e.resource: e for e in self.journal.active()} if self._touched else {}
+        own = [active[r] for r in self._touched if r in active and r not in self._pre_active]
         for outcome in self.journal.restore(own):
             if not outcome.ok:
                 problems.append(f"{outcome.ident}: {outcome.message}")
-        for ident in reversed(self._touched):
-            if ident in self._pre_active:
-                driver, snap = self._session_snapshots[ident]
-                try:
-                    if not driver.matches(snap):
-                        driver.restore(snap)
-                except (KnobError, HoneError, OSError) as exc:
-                    problems.append(f"{ident}: {exc}")
+        restarts: dict[str, tuple[list[str], float]] = {}
+        for resource in reversed(self._touched):
+            if resource not in self._pre_active:
+                continue
+            members = self._members[resource]
+            part, base = members[0][1], self._base[resource]
+            try:
+                if not part.matches(base):
+                    part.restore(base)
+                    restarts.update({json.dumps(c[0]): c for _, p in members if (c := p.restart_command())})
+                    if not part.matches(base):
+                        problems.append(f"{resource}: does not read back its starting state")
+            except (KnobError, HoneError, OSError) as exc:
+                problems.append(f"{resource}: {exc}")
+        for argv, timeout in restarts.values():
+            why = run_restart(argv, timeout, RESTART_PAUSES)
+            if why:
+                problems.append(why)
         self._touched.clear()
-        self._session_snapshots.clear()
+        self._base.clear()
+        self._target = {}
         return problems

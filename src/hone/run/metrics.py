@@ -1,16 +1,27 @@
-"""Reading metric values out of one benchmark run."""
+"""Reading metric values out of one benchmark run.
+
+An ``extract: {command: …}`` command receives the output (stdout, or stderr with
+``source: stderr``) as data, never as shell text: on stdin; as the file named by
+``$HONE_OUTPUT_FILE``; and as ``$HONE_OUTPUT`` and ``$out`` in its environment when the
+output fits in one environment string (Linux: 128 KiB). In shell text (``shell: true`` or
+an argv ``[sh, -c, …]``) ``$out`` works for any size: A-Tune's ``'$out'`` spellings are bound
+to the variable by quoting context (:mod:`hone.shell_text`), and for larger output the
+script first reads ``out`` and ``HONE_OUTPUT`` from the file into unexported shell variables.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import tempfile
 from typing import Any
 
 from hone.errors import BenchmarkError
 from hone.knobs._config_formats import split_path
 from hone.run.process import ProcessResult, run_process
-from hone.spec.models import Metric, to_argv
+from hone.shell_text import fits_environment, rewrite, shell_script_index
+from hone.spec.models import Extract, Metric, to_argv
 
 BUILTIN_VALUES = {
     "cpu_time": lambda r: r.cpu_s,
@@ -45,6 +56,34 @@ def _json_lookup(doc: Any, path: str) -> Any:
     return node
 
 
+# Reads the output file into unexported shell variables (an exported one over 128 KiB
+# would make every exec in the script fail); the trailing "x" keeps trailing newlines.
+_READ_OUTPUT = 'out=$(cat -- "$HONE_OUTPUT_FILE"; printf x); out=${out%x}; HONE_OUTPUT=$out\n'
+
+
+def _run_extract_command(name: str, ex: Extract, text: str) -> ProcessResult:
+    """Run an extract command with ``text`` on stdin, in a file and, where it fits, in the environment."""
+    assert ex.command is not None
+    argv = to_argv(ex.command, ex.shell)
+    fits = fits_environment("HONE_OUTPUT", text)
+    env = {k: v for k, v in os.environ.items() if k not in ("out", "HONE_OUTPUT")}
+    if fits:
+        env.update(HONE_OUTPUT=text, out=text)
+    script = shell_script_index(argv)
+    if script is not None:
+        body = rewrite(argv[script], ["out"], style="dollar", what=f"metric {name}: extract.command").text
+        if not fits and ("out" in body or "HONE_OUTPUT" in body):
+            body = _READ_OUTPUT + body
+        argv[script] = body
+    with tempfile.NamedTemporaryFile(prefix="hone-output-", suffix=".txt", delete=False) as f:
+        f.write(text.encode())
+        env["HONE_OUTPUT_FILE"] = f.name
+    try:
+        return run_process(argv, timeout=ex.timeout, stdin=text, env=env)
+    finally:
+        os.unlink(env["HONE_OUTPUT_FILE"])
+
+
 def extract(metric: Metric, result: ProcessResult) -> float:
     """The value of ``metric`` for a finished run. Raises BenchmarkError with what was
     looked for and what the output ended with."""
@@ -73,9 +112,7 @@ def extract(metric: Metric, result: ProcessResult) -> float:
         except (KeyError, IndexError, TypeError):
             raise BenchmarkError(f"metric {metric.name}: JSON path {ex.json_path} not found in {ex.source}") from None
     assert ex.command is not None
-    # The output reaches the command on stdin and as $HONE_OUTPUT, never inside shell text.
-    env = dict(os.environ, HONE_OUTPUT=text, out=text)
-    res = run_process(to_argv(ex.command, ex.shell), timeout=ex.timeout, stdin=text, env=env)
+    res = _run_extract_command(metric.name, ex, text)
     if not res.ok:
         raise BenchmarkError(f"metric {metric.name}: extract command failed: {res.describe_failure()}")
     return _to_float(res.stdout, metric, "the extract command")

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hone.errors import HoneError
+from hone.faults import crash_point
 from hone.run.benchmark import Measurement
 
 
@@ -163,4 +164,5 @@ def extend_interleaved(
             result.runs[name].append(m)
             if on_run:
                 on_run(start + i, name, m)
+            crash_point("schedule.round")
     return result

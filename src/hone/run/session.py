@@ -8,7 +8,8 @@ from typing import Any
 
 from hone.errors import BenchmarkError, HoneError
 from hone.fingerprint import fingerprint
-from hone.journal import StateLock
+from hone.journal import machine_lock_if
+from hone.knobs import driver_for
 from hone.run.benchmark import Measurement, run_once
 from hone.run.configure import Configurator
 from hone.spec.loader import LoadedSpec
@@ -78,7 +79,8 @@ def run_spec(
         raise HoneError(f"--repeats must be at least 1, got {repeats}")
     started = time.time()
     runs: list[Measurement] = []
-    with StateLock(purpose=f"hone run {loaded.path}"):
+    system = any(driver_for(k).changes_system for k in loaded.spec.knobs)
+    with machine_lock_if(system, f"hone run {loaded.path}"):
         configurator = Configurator(loaded)
         problems: list[str] = []
         try:

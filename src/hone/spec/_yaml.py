@@ -33,18 +33,43 @@ class LocatedYaml:
         return 1
 
 
-def _build(node: yaml.Node, loc: Loc, lines: dict[Loc, int]) -> Any:
+#: Deepest nesting of mappings and lists a spec may have: PyYAML composes recursively, and
+#: a few hundred levels exhaust Python's stack (no real spec comes near this).
+MAX_DEPTH = 100
+
+
+def _check_depth(text: str, name: str) -> None:
+    """SpecError at the line where ``text`` nests deeper than :data:`MAX_DEPTH` (checked on
+    the parser's events, which need no recursion, before the recursive composer runs)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = event.start_mark.line + 1 if event.start_mark else 1
+                raise SpecError(f"{name}:{line}: invalid YAML: nested more than {MAX_DEPTH} levels deep")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _build(node: yaml.Node, loc: Loc, lines: dict[Loc, int], name: str) -> Any:
     lines.setdefault(loc, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = _build(key_node, (*loc, "\0key"), {})
+            key = _build(key_node, (*loc, "\0key"), {}, name)
             child = (*loc, key)
-            lines[child] = key_node.start_mark.line + 1
-            out[key] = _build(value_node, child, lines)
+            line = key_node.start_mark.line + 1
+            if key in out:
+                # PyYAML keeps the last value silently: a second `metrics:` would drop the first
+                from hone.spec.loader import format_loc
+
+                raise SpecError(f"{name}:{line}: {format_loc(child)}: duplicate key (first at line {lines[child]})")
+            lines[child] = line
+            out[key] = _build(value_node, child, lines, name)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_build(item, (*loc, i), lines) for i, item in enumerate(node.value)]
+        return [_build(item, (*loc, i), lines, name) for i, item in enumerate(node.value)]
     # Scalars: let the safe constructor resolve the tag (int, float, bool, null, str).
     return yaml.SafeLoader("").construct_object(node, deep=True)  # type: ignore[arg-type]
 
@@ -64,6 +89,7 @@ def load_located(path: str | Path) -> LocatedYaml:
 def parse_located(text: str, name: str) -> LocatedYaml:
     """Parse YAML ``text`` (named ``name`` in errors)."""
     try:
+        _check_depth(text, name)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else 1
@@ -71,5 +97,5 @@ def parse_located(text: str, name: str) -> LocatedYaml:
     except yaml.YAMLError as exc:
         raise SpecError(f"{name}: invalid YAML: {exc}") from exc
     lines: dict[Loc, int] = {}
-    data = _build(node, (), lines) if node is not None else None
+    data = _build(node, (), lines, name) if node is not None else None
     return LocatedYaml(data, lines, name)

@@ -11,11 +11,13 @@ Where A-Tune's own semantics are broken hone does the right thing, on purpose:
 
 * ``get`` commands: A-Tune pastes the benchmark output into the shell text
   (``echo '$out' | …``) — output containing a quote breaks the command or runs code.
-  hone runs ``get`` under ``sh -c`` with the output in the environment variable ``out``
-  (and on stdin); every ``$out`` / ``'$out'`` / ``${out}`` in the text is rewritten to the
-  quoted variable reference ``"$out"``, so the data is never parsed as shell code.
-* ``set`` commands get the value as ``"$value"`` (one argument, from the environment),
-  not pasted text.
+  hone runs ``get`` under ``sh -c`` with the output in the variable ``out`` (and on stdin);
+  every ``$out`` / ``${out}`` is bound to that variable by its quoting context
+  (:mod:`hone.shell_text`): ``'$out'`` becomes ``"$out"``, a reference inside a longer
+  single-quoted string closes the quote around ``"$out"``. The data is never parsed as code.
+* ``set`` commands get the value the same way from the variable ``value``: ``$value`` →
+  ``"$value"`` (one argument), and ``sed -i 's/x .*/x  $value/g' f`` (A-Tune's redis
+  idiom) → ``sed -i 's/x .*/x  '"$value"'/g' f``: sed gets the value, not pasted text.
 * discrete integer ranges (``scope`` + ``step``) stay *ordered* integer ranges; A-Tune
   turns them into unordered categories. ``items`` join the range as ordered values.
 * continuous ranges are float64, not A-Tune's float32 (which rounds 107374182400).
@@ -30,16 +32,16 @@ Where A-Tune's own semantics are broken hone does the right thing, on purpose:
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from hone.errors import SpecError
+from hone.shell_text import ShellTextError, rewrite
 from hone.spec._yaml import Loc, LocatedYaml, load_located
 from hone.spec.loader import LoadedSpec, spec_error_from_validation
-from hone.spec.models import Spec, _show
+from hone.spec.models import Spec, _show, check_name
 
 #: A-Tune engine names → hone samplers. A-Tune's "bayes" is a GP: hone's own ("gp", also
 #: hone's default, used for the engines it does not have).
@@ -55,15 +57,21 @@ OBJECT_INFO_KEYS = {"desc", "get", "set", "needrestart", "type", "scope", "step"
                     "ref"}
 MAX_VALUES = 2000  # above this a discrete range stays a range and ``items`` are dropped
 
-_QUOTED_OUT = re.compile(r"'\$(?:out|\{out\})'|\"\$(?:out|\{out\})\"|\$\{out\}|\$out\b")
-_QUOTED_VALUE = re.compile(r"'\$(?:value|\{value\})'|\"\$(?:value|\{value\})\"|\$\{value\}|\$value\b")
 
 
 def quote_var(text: str, var: str) -> str:
-    """Rewrite every reference to ``$var`` (bare, braced, single- or double-quoted) as the
-    double-quoted variable ``"$var"``: the shell expands it, the data is never code."""
-    pattern = _QUOTED_OUT if var == "out" else _QUOTED_VALUE
-    return pattern.sub(f'"${var}"', text)
+    """Every ``$var`` / ``${var}`` reference (bare, double- or single-quoted) as a quoted
+    reference to the shell variable ``var``: the shell expands it, the data is never code.
+    Raises ShellTextError where no expansion can happen (``<<'EOF'``, ``$'…'``)."""
+    return rewrite(text, [var], style="dollar", what="").text
+
+
+def _quoted(src: LocatedYaml, loc: Loc, text: str, var: str) -> str:
+    """:func:`quote_var`, with an error pointing at the A-Tune file's line."""
+    try:
+        return quote_var(text, var)
+    except ShellTextError as exc:
+        raise _err(src, loc, exc.message) from None
 
 
 def _err(src: LocatedYaml, loc: Loc, message: str) -> SpecError:
@@ -101,7 +109,7 @@ def knob_from_object(obj: Any, i: int, src: LocatedYaml, server: dict[str, Any])
     for key in ("get", "set"):
         if not info.get(key):
             raise _err(src, (*loc, "info"), f"required key {key} missing")
-    set_cmd = quote_var(str(info["set"]), "value")
+    set_cmd = _quoted(src, (*loc, "info", "set"), str(info["set"]), "value")
     if _truthy(info.get("needrestart", False)):
         stop, start = server.get("stopworkload"), server.get("startworkload")
         set_cmd = "\n".join(c for c in (stop, set_cmd, start) if c)
@@ -159,7 +167,7 @@ def metric_from_evaluation(ev: Any, i: int, src: LocatedYaml) -> dict[str, Any]:
     goal = "minimize" if kind == "positive" else "maximize"
     metric: dict[str, Any] = {
         "name": str(ev["name"]),
-        "extract": {"command": quote_var(str(info["get"]), "out"), "shell": True},
+        "extract": {"command": _quoted(src, (*loc, "info", "get"), str(info["get"]), "out"), "shell": True},
         "goal": goal,
         "weight": float(info.get("weight", 100)),
     }
@@ -195,8 +203,13 @@ def translate(client: LocatedYaml, server: LocatedYaml) -> dict[str, Any]:
                             "trials": int(c.get("iterations") or s.get("maxiterations") or 40)}
     if c.get("random_starts"):
         tune["random_starts"] = int(c["random_starts"])
+    name = str(c.get("project") or s.get("project") or Path(client.path).stem)
+    try:  # the project names files in the state directory (translation, report)
+        check_name(name)
+    except ValueError as exc:
+        raise _err(client if c.get("project") else server, ("project",), str(exc)) from None
     return {
-        "name": str(c.get("project") or s.get("project") or Path(client.path).stem),
+        "name": name,
         "description": f"A-Tune pair {client.path} + {server.path} (engine {engine})",
         # cwd: A-Tune runs the benchmark where the client file is; keep that when the
         # translated spec is saved elsewhere (the state directory, for `hone apply`)

@@ -189,8 +189,18 @@ def load_spec(path: str | Path, *, check_knobs: bool = True) -> LoadedSpec:
     if check_knobs:
         from hone.knobs import check_all
 
+        check_cwd(loaded)
         check_all(loaded)
     return loaded
+
+
+def check_cwd(loaded: LoadedSpec) -> None:
+    """SpecError unless ``benchmark.cwd`` (relative to the spec file) is a directory here:
+    a missing one would otherwise surface as "command not found" from the first run."""
+    cwd = loaded.spec.benchmark.cwd
+    if cwd is not None and not (loaded.base_dir / cwd).is_dir():
+        raise loaded.error(("benchmark", "cwd"), f"expected an existing directory (relative to the spec file), "
+                                                 f"got {_show(cwd)}: {loaded.base_dir / cwd} is not one")
 
 
 def dump_json(spec: Spec) -> str:

@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from hone.shell_text import ShellTextError, rewrite, shell_script_index
+
 Scalar = bool | int | float | str
 BUILTIN_METRICS: dict[str, tuple[str, str]] = {
     # name: (goal, unit) — measured by the runner for every run, no extract needed
@@ -26,6 +28,9 @@ BUILTIN_METRICS: dict[str, tuple[str, str]] = {
 _HOST = re.compile(r"(?:[A-Za-z0-9._-]+@)?(?:[A-Za-z0-9][A-Za-z0-9._-]*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
 _SSH_OPTION = re.compile(r"[A-Za-z][A-Za-z0-9]*=[^\s]+")
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
+#: The longest timeout a spec may give, in seconds (one week): larger numbers overflow the
+#: deadline arithmetic of the process runner and never mean what they say.
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
 
 
 def _show(value: Any) -> str:
@@ -56,6 +61,16 @@ def to_argv(command: Argv, shell: bool = False) -> list[str]:
     return shlex.split(command)
 
 
+def check_name(value: str) -> str:
+    """A spec or study name becomes a file name in the state directory (reports, fleet worker
+    homes, A-Tune translations): it must be one safe path component. Raises ValueError."""
+    if (not value or value in (".", "..") or "/" in value or len(value) > 200
+            or any(ord(c) < 32 or c == "\x7f" for c in value)):
+        raise ValueError(f"expected a name usable as a file name (no '/', not '.' or '..', at most 200 "
+                         f"characters), got {_show(value)}")
+    return value
+
+
 def _check_command(value: Any) -> Any:
     if isinstance(value, str):
         try:
@@ -67,8 +82,13 @@ def _check_command(value: Any) -> Any:
     elif isinstance(value, list):
         if not value:
             raise ValueError("expected a non-empty argv list, got []")
-        if not all(isinstance(v, str | int | float) for v in value):
-            raise ValueError(f"expected a list of strings, got {_show(value)}")
+        for v in value:
+            # YAML reads true/false/null as bool/None: str() would turn them into "True"/"None"
+            if v is None or isinstance(v, bool):
+                word = "null" if v is None else _show(v)
+                raise ValueError(f"expected strings (quote '{word}'), got {_show(value)}")
+            if not isinstance(v, str | int | float):
+                raise ValueError(f"expected a list of strings, got {_show(value)}")
         return [str(v) for v in value]
     return value
 
@@ -81,7 +101,7 @@ class Benchmark(StrictModel):
 
     command: Argv
     shell: bool = False
-    timeout: float = Field(600.0, gt=0)
+    timeout: float = Field(600.0, gt=0, le=MAX_TIMEOUT_S)
     warmup: int = Field(0, ge=0)
     repeats: int = Field(1, ge=1)
     env: dict[str, str] = Field(default_factory=dict)
@@ -115,7 +135,7 @@ class Extract(StrictModel):
     command: Argv | None = None
     shell: bool = False
     source: Literal["stdout", "stderr"] = "stdout"
-    timeout: float = Field(30.0, gt=0)
+    timeout: float = Field(30.0, gt=0, le=MAX_TIMEOUT_S)
 
     @field_validator("regex")
     @classmethod
@@ -145,6 +165,18 @@ class Extract(StrictModel):
         given = ["json" if k == "json_path" else k for k in given]
         if len(given) != 1:
             raise ValueError(f"expected exactly one of regex, json, command, got {given or 'none'}")
+        return self
+
+    @model_validator(mode="after")
+    def _out_in_shell_text(self) -> Extract:
+        # An $out the shell text cannot substitute (inside <<'EOF' or $'…') fails at load, not at a run.
+        argv = to_argv(self.command, self.shell) if self.command is not None else []
+        index = shell_script_index(argv)
+        if index is not None:
+            try:
+                rewrite(argv[index], ["out"], style="dollar", what="command")
+            except ShellTextError as exc:
+                raise ValueError(exc.message) from None
         return self
 
 
@@ -408,21 +440,73 @@ class EnvKnob(KnobBase):
     default: Scalar | None = None
 
 
+def sysctl_parts(key: str) -> list[str]:
+    """The path components of sysctl ``key`` under /proc/sys. sysctl(8)'s rule: the first
+    separator ('.' or '/') is the separator and the other character is literal, so
+    ``kernel.panic``, ``kernel/panic`` and ``/proc/sys/kernel/panic`` are one sysctl (and
+    ``net.ipv4.conf.eth0/100.rp_filter`` names the ``eth0.100`` directory). Raises
+    ValueError for a key that would leave /proc/sys: another absolute path, ``..``, empty parts."""
+    text, sep = key, "."
+    if key.startswith("/"):  # a path: only one under /proc/sys names a sysctl
+        text, sep = (key[len("/proc/sys/"):] if key.startswith("/proc/sys/") else ""), "/"
+    elif (first := re.search(r"[./]", key)) is not None:
+        sep = first.group(0)
+    parts = text.split(sep)
+    if sep == ".":
+        parts = [p.replace("/", ".") for p in parts]
+    if not text or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"expected a sysctl name like vm.swappiness (or a path under /proc/sys, without '..'), "
+                         f"got {_show(key)}")
+    return parts
+
+
+def sysctl_name(key: str) -> str:
+    """The dotted spelling of sysctl ``key`` (``kernel/panic`` → ``kernel.panic``): its identity."""
+    return ".".join(p.replace(".", "/") for p in sysctl_parts(key))
+
+
 class SysctlKnob(KnobBase):
     """A kernel parameter under /proc/sys; ``key`` defaults to the knob name."""
 
     kind: Literal["sysctl"]
     key: str | None = None
 
+    @field_validator("key")
+    @classmethod
+    def _key(cls, value: str | None) -> str | None:
+        if value is not None:
+            sysctl_parts(value)
+        return value
+
+    @model_validator(mode="after")
+    def _name_as_key(self) -> SysctlKnob:
+        if self.key is None:
+            sysctl_parts(self.name)
+        return self
+
     def default_encode(self) -> list[str]:
         return ["0", "1"]
 
 
 class SysfsKnob(KnobBase):
-    """Any sysfs attribute; ``[bracketed]`` choices (THP, I/O scheduler) are understood."""
+    """Any sysfs attribute; ``[bracketed]`` choices (THP, I/O scheduler) are understood.
+
+    The path must be absolute and under /sys. Locally it is resolved (symlinks, ``..``) and
+    must still be under /sys (:mod:`hone.knobs.sysfs`); a remote path cannot be resolved
+    here, so one with ``hosts`` may not contain ``..`` at all."""
 
     kind: Literal["sysfs"]
     path: str
+
+    @field_validator("path")
+    @classmethod
+    def _under_sys(cls, value: str, info: ValidationInfo) -> str:
+        if not value.startswith("/sys/"):
+            raise ValueError(f"expected an absolute path under /sys, got {_show(value)}")
+        if info.data.get("hosts") and ".." in value.split("/"):
+            raise ValueError(f"expected a path under /sys without '..' (a remote path is not resolved), "
+                             f"got {_show(value)}")
+        return value
 
     def default_encode(self) -> list[str]:
         return ["0", "1"]
@@ -437,7 +521,7 @@ class FileKnob(KnobBase):
     format: Literal["auto", "conf", "ini", "env", "yaml", "json"] = "auto"
     section: str | None = None
     restart: Argv | None = None
-    restart_timeout: float = Field(120.0, gt=0)
+    restart_timeout: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
 
     _cmd = field_validator("restart", mode="before")(_check_command)
 
@@ -451,9 +535,25 @@ class ScriptKnob(KnobBase):
     get: Argv
     set: Argv
     shell: bool = False
-    timeout: float = Field(60.0, gt=0)
+    timeout: float = Field(60.0, gt=0, le=MAX_TIMEOUT_S)
 
     _cmd = field_validator("get", "set", mode="before")(_check_command)
+
+    @model_validator(mode="after")
+    def _value_in_shell_text(self) -> ScriptKnob:
+        # A $value the shell text cannot substitute (inside <<'EOF' or $'…') fails at load, not at a write.
+        if self.shell:
+            text: str | None = self.set if isinstance(self.set, str) else " ".join(self.set)
+        else:
+            argv = to_argv(self.set)
+            index = shell_script_index(argv)
+            text = argv[index] if index is not None else None
+        if text is not None:
+            try:
+                rewrite(text, ["value"], style="dollar", what="set")
+            except ShellTextError as exc:
+                raise ValueError(exc.message) from None
+        return self
 
 
 #: Allocator names a ``library`` knob understands (hone.runtime.allocators.ALLOCATOR_NAMES).
@@ -512,6 +612,11 @@ class Tune(StrictModel):
     objective: Literal["weighted", "single", "pareto"] | None = None
     random_starts: int | None = Field(None, ge=1)
 
+    @field_validator("study")
+    @classmethod
+    def _study_name(cls, value: str | None) -> str | None:
+        return value if value is None else check_name(value)
+
 
 # ---------------------------------------------------------------- build (hone pgo)
 
@@ -553,8 +658,8 @@ class Build(StrictModel):
     jobs: int = Field(2, ge=1)
     threads: bool = False
     partial_training: bool = False
-    build_timeout: float = Field(1800.0, gt=0)
-    run_timeout: float = Field(600.0, gt=0)
+    build_timeout: float = Field(1800.0, gt=0, le=MAX_TIMEOUT_S)
+    run_timeout: float = Field(600.0, gt=0, le=MAX_TIMEOUT_S)
 
     _cmd = field_validator("command", mode="before")(_check_command)
 
@@ -580,6 +685,11 @@ class Spec(StrictModel):
     knobs: list[Knob] = Field(default_factory=list)
     tune: Tune = Field(default_factory=Tune)
     build: Build | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str | None) -> str | None:
+        return value if value is None else check_name(value)
 
     @field_validator("metrics")
     @classmethod
@@ -614,6 +724,16 @@ class Spec(StrictModel):
                             f"benchmark.command: placeholder {{{name}}} names no param knob"
                             f" (params: {', '.join(sorted(params)) or 'none'})"
                         )
+        for which in ("command", "prepare", "cleanup"):
+            # A {param} in shell text where the shell substitutes nothing fails at load, not mid-study.
+            command = getattr(self.benchmark, which)
+            argv = to_argv(command, self.benchmark.shell) if command is not None and params else []
+            index = shell_script_index(argv)
+            if index is not None:
+                try:
+                    rewrite(argv[index], params, what=f"benchmark.{which}")
+                except ShellTextError as exc:
+                    raise ValueError(exc.message) from None
         return self
 
     def knob(self, name: str) -> Any:

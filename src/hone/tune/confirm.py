@@ -137,7 +137,6 @@ def confirm_candidates(
     loaded: LoadedSpec,
     configurator: Configurator,
     objective: Objective,
-    baseline_config: dict[str, Scalar],
     candidates: list[Candidate],
     *,
     rounds: int,
@@ -147,7 +146,9 @@ def confirm_candidates(
     on_run: Callable[[int, str, Measurement], None] | None = None,
 ) -> list[Confirmation]:
     """Interleave baseline and candidates for ``rounds`` rounds (at least the number the
-    signed-rank test needs for p < 0.05) and compare each candidate with the baseline."""
+    signed-rank test needs for p < 0.05) and compare each candidate with the baseline.
+    The baseline arm is the session's starting state (no values: every resource back to
+    it), not the values read at the start — a key that was absent is absent again."""
     rounds = max(rounds, min_rounds_for_alpha(0.05))
     contexts: dict[str, BenchContext] = {}
 
@@ -157,7 +158,7 @@ def confirm_candidates(
 
         return Variant(name, run=lambda: run_once(loaded, contexts[name]), prepare=prepare)
 
-    variants = [variant(BASELINE, baseline_config)] + [variant(c.name, c.config) for c in candidates]
+    variants = [variant(BASELINE, {})] + [variant(c.name, c.config) for c in candidates]
     result = run_interleaved(variants, rounds=rounds, warmup=warmup, seed=seed, on_run=on_run)
     base_runs = result.runs[BASELINE]
     out = []

@@ -16,7 +16,7 @@ on EI. When the measurements are noisy (``noise_cv``, or the study's :data:`ATTR
 other suggestion a Thompson sample over the same candidates instead (see
 :meth:`HoneGPSampler._thompson`). Kernel hyperparameters are fitted by maximum likelihood; in
 spaces too large to enumerate, from 30 observations on, under a log-normal length-scale prior
-(see :meth:`HoneGPSampler._gp`). Configurations already measured or running are never
+(see :meth:`HoneGPSampler._gp`). Configurations already measured, failed or running are never
 suggested again (running trials of fleet workers enter the model as a constant liar as well).
 Under noise in spaces too large to enumerate, from 30 observations on every 6th suggestion is a
 line probe instead (see :meth:`HoneGPSampler._line_probe`).
@@ -64,6 +64,7 @@ TR_CANDIDATES = 500  # non-enumerable spaces: EI candidates drawn around the bes
 TR_LENGTH_INIT, TR_LENGTH_MIN, TR_LENGTH_MAX = 0.25, 1 / 64, 0.5  # share of each ordered knob's range
 TR_SHRINK_AFTER, TR_GROW_AFTER = 3, 2  # trials in a row without / with a new best
 ATTR_NOISE_CV = "hone_noise_cv"  # study attr: relative sd of one trial's objective value (hone tune sets it)
+ATTR_INTERRUPTED = "hone_interrupted"  # = hone.tune.study.ATTR_INTERRUPTED: a trial that did not fail on its own
 NOISY_CV = 0.01  # at or above: every other suggestion (by a seeded coin) is a Thompson sample
 TS_MAX = 2000  # Thompson sample over at most this many candidates (a Cholesky of TS_MAX²)
 PROBE_EVERY = 6  # noisy, non-enumerable spaces: from PRIOR_AFTER trials, every 6th suggestion is a line probe
@@ -265,12 +266,22 @@ class HoneGPSampler(BaseSampler):
         self._model_candidate = model_candidate
         self._space = IntersectionSearchSpace(include_pruned=True)
         self._fit_cache: dict[Any, Any] = {}
+        self._failed: set[tuple[float, ...]] = set()  # levels of the failed trials, for the current suggestion
 
     # -- BaseSampler ----------------------------------------------------------------------
     def infer_relative_search_space(self, study: optuna.Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
         if len(study.directions) != 1:
             return self._fallback.infer_relative_search_space(study, trial) if self._fallback else {}
-        return {n: d for n, d in self._space.calculate(study).items() if not d.single()}
+        space = self._space.calculate(study)
+        if not space:
+            # Only failed trials so far: Optuna's intersection (completed trials) is empty, and an
+            # empty space would make every knob an independent random draw that can repeat a
+            # configuration that just failed. The failed trials' knobs are the space then.
+            for t in study.get_trials(deepcopy=False, states=(TrialState.FAIL,)):
+                space = dict(t.distributions) if not space else {
+                    n: d for n, d in space.items() if t.distributions.get(n) == d}
+            space = dict(sorted(space.items()))
+        return {n: d for n, d in space.items() if not d.single()}
 
     def sample_relative(self, study: optuna.Study, trial: FrozenTrial,
                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
@@ -291,6 +302,8 @@ class HoneGPSampler(BaseSampler):
         trials = study.get_trials(deepcopy=False)
         obs = self._observations(study, trials, cols, with_running=True, exclude=trial.number)
         seen = {tuple(row) for row in self._levels_of(trials, cols, exclude=trial.number)}
+        self._failed = {tuple(row) for row in self._levels_of(
+            [t for t in trials if t.state == TrialState.FAIL and not t.user_attrs.get(ATTR_INTERRUPTED)], cols)}
         if trial.number < self._n_startup or obs is None or len(obs[1]) < 2:
             levels = self._startup_point(cols, trial.number, rng, seen)
         else:
@@ -543,14 +556,28 @@ class HoneGPSampler(BaseSampler):
         levels = [min(c.size - 1, int(x * c.size)) if c.size else float(x) for c, x in zip(cols, u, strict=True)]
         for _ in range(50):
             if tuple(levels) not in seen:
-                break
+                return levels
             levels = self._random_levels(cols, rng, 1)[0].tolist()
+        if _enumerable(cols):  # a nearly full small space: draw among what is left
+            grids = np.meshgrid(*[np.arange(c.size, dtype=float) for c in cols], indexing="ij")
+            cands = np.column_stack([g.ravel() for g in grids])
+            fresh = cands[self._unmeasured(cands, seen)]
+            if len(fresh):
+                return fresh[int(rng.integers(len(fresh)))].tolist()
+            return self._remeasure(cands, rng)
         return levels
 
     @staticmethod
     def _random_levels(cols: list[_Column], rng: np.random.Generator, n: int) -> np.ndarray:
         return np.column_stack([rng.integers(c.size, size=n).astype(float) if c.size else rng.random(n)
                                 for c in cols])
+
+    def _remeasure(self, cands: np.ndarray, rng: np.random.Generator) -> list[float]:
+        """Every candidate is measured or running: a random one to measure again, but not one
+        whose trial failed (it would fail again) unless every one did."""
+        ok = self._unmeasured(cands, self._failed)
+        pool = cands[ok] if ok.any() else cands
+        return pool[int(rng.integers(len(pool)))].tolist()
 
     @staticmethod
     def _unmeasured(cands: np.ndarray, seen: set[tuple[float, ...]]) -> np.ndarray:
@@ -690,7 +717,7 @@ class HoneGPSampler(BaseSampler):
             s = score(cands)
             if np.isfinite(s).any():
                 return cands[int(np.argmax(s))].tolist()
-            return cands[int(rng.integers(len(cands)))].tolist()  # every point measured: re-measure one
+            return self._remeasure(cands, rng)  # every point measured: re-measure one
         top = levels[np.argsort(mu_obs)[:5]]
         # drawn before the random points: the order hone-tra was measured with
         local = self._trust_region_points(cols, levels[:n_done], data[1][:n_done], rng) \
@@ -742,7 +769,7 @@ class HoneGPSampler(BaseSampler):
         cands = np.unique(cands, axis=0)
         fresh = self._unmeasured(cands, seen)
         if not fresh.any():
-            return cands[int(rng.integers(len(cands)))].tolist()
+            return self._remeasure(cands, rng)
         cands = cands[fresh]
         if len(cands) > TS_MAX:  # large enumerable spaces: a seeded subset
             cands = cands[np.sort(rng.choice(len(cands), TS_MAX, replace=False))]

@@ -27,7 +27,7 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from hone.errors import HoneError
+from hone.errors import BenchmarkError, HoneError
 from hone.fingerprint import fingerprint
 from hone.fleet.storage import mask_url, scrub
 from hone.run.benchmark import Measurement, run_once
@@ -186,9 +186,9 @@ def ensure_baseline(study: optuna.Study, loaded: LoadedSpec, configurator: Confi
     current = {k: v for k, v in configurator.current_values().items() if v is not None}
     runs = measure(loaded, configurator, {}, repeats=repeats, warmup=warmup)
     failed = [r for r in runs if not r.ok]
-    if failed:
-        raise HoneError(f"the baseline (current configuration) fails: {failed[0].error}",
-                        hint="fix the benchmark first: `hone run SPEC` shows the same failure")
+    if failed:  # the workload failed, not the input: exit 1 like `hone run`
+        raise BenchmarkError(f"the baseline (current configuration) fails: {failed[0].error}",
+                             hint="fix the benchmark first: `hone run SPEC` shows the same failure")
     means = run_means(runs)
     cv = {}
     for name, mean in means.items():

@@ -22,7 +22,7 @@ from optuna.trial import TrialState
 
 from hone.errors import HoneError
 from hone.fleet.storage import mask_url, prepare_storage
-from hone.journal import Journal, StateLock
+from hone.journal import Journal, machine_lock_if
 from hone.knobs import driver_for
 from hone.paths import default_storage_url
 from hone.run.benchmark import Measurement
@@ -196,7 +196,7 @@ def _restore_leftovers(study: optuna.Study, journal: Journal) -> list[str]:
             if t.user_attrs.get("host") == host and "pid" in t.user_attrs}
     pids |= set(study.user_attrs.get("hone_pids", []))
     stale = [e for e in journal.active() if e.pid in pids]
-    return [o.ident for o in journal.restore(stale) if o.ok]
+    return [o.ident for o in journal.restore(stale) if o.ok] if stale else []
 
 
 def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None = None) -> TuneResult:
@@ -227,7 +227,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                            constraints_func=constraints_from_attrs if objective.constrained else None,
                            random_starts=settings.random_starts, distributions=space.distributions)
     started = time.time()
-    with StateLock(purpose=f"hone tune {loaded.path}"):
+    system = [d for d in (driver_for(k) for k in spec.knobs) if d.changes_system]
+    with machine_lock_if(bool(system), f"hone tune {loaded.path}"):
         journal = Journal()
         study = open_study(storage, name, objective, sampler, create=not settings.resume, spec_name=spec.name or "")
         if settings.resume:
@@ -238,8 +239,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             if recovered:
                 phase("resume", f"trial(s) {', '.join(map(str, recovered))} were interrupted: marked failed"
                       " and queued again")
-        mine = {d.ident() for d in (driver_for(k) for k in spec.knobs) if d.changes_system}
-        still = [e.ident for e in journal.active() if e.ident in mine]
+        mine = {p.resource() for d in system for p in d.parts()}
+        still = [e.resource for e in journal.active() if e.resource in mine] if system else []
         if still:
             phase("warning", f"{', '.join(still)} still changed by an earlier hone session: the baseline is the"
                   " current value, not the original (`hone rollback` first to tune from the originals)")
@@ -272,7 +273,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             if candidates and settings.confirm_rounds > 0:
                 phase("confirm", f"confirming the top {len(candidates)} against the baseline in interleaved rounds")
                 confirmations = confirm_candidates(
-                    loaded, configurator, objective, baseline["config"], candidates,
+                    loaded, configurator, objective, candidates,
                     rounds=settings.confirm_rounds, warmup=min(1, warmup), seed=seed or 0,
                     threshold=settings.threshold, on_run=events.on_confirm_run,
                 )

@@ -1,0 +1,108 @@
+"""``hone tune`` on bad names, bad numbers, a failing baseline, ``--json -`` and a
+configuration that fails: one clear line and the right exit code, a parseable stdout, no
+failed configuration measured twice."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from tests.tune.conftest import write_workload
+
+
+def test_study_name_that_climbs_out_of_the_state_dir_is_refused(workload, hone, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, trials=2)
+    escaped = f"{workload.name}-escaped"
+    res = hone("tune", spec, "--study", f"../../{escaped}", "--confirm", "0")
+    assert res.code == 2 and "Traceback" not in res.err
+    assert "--study" in res.err and "expected a name usable as a file name" in res.err
+    assert not (state_dir.parent / f"{escaped}.html").exists()
+    assert not (state_dir / "studies.db").exists()  # nothing ran
+
+
+def test_spec_name_that_is_a_path_is_refused(workload, hone) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, trials=2)
+    spec.write_text(spec.read_text().replace("name: tiny", "name: ../../tiny"))
+    res = hone("tune", spec)
+    assert res.code == 2
+    assert res.err.strip() == (f"{spec}:2: name: expected a name usable as a file name (no '/', not '.' or '..', "
+                               "at most 200 characters), got '../../tiny'")
+
+
+def test_atune_project_that_climbs_out_of_the_state_dir_is_refused(hone, tmp_path: Path, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    escaped = f"{tmp_path.name}-escaped"
+    client = tmp_path / "client.yaml"
+    client.write_text(f'project: "../../{escaped}"\niterations: 1\nbenchmark: "echo tps: 1"\n'
+                      'evaluations: [{name: tps, info: {get: "echo 1", type: negative}}]\n')
+    server = tmp_path / "server.yaml"
+    server.write_text('project: "x"\nobject: [{name: k, info: {get: "echo 1", set: "true", options: ["1", "2"]}}]\n')
+    res = hone("tune", client, "--atune-server", server, "--confirm", "0")
+    assert res.code == 2
+    assert res.err.startswith(f"{client}:1: project: expected a name usable as a file name")
+    assert not (state_dir.parent / f"{escaped}.yaml").exists()
+    assert not (state_dir / "atune").exists()
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("--trials", "0"), ("--trials", "-2"), ("--repeats", "0"), ("--repeats", "-2"), ("--top-k", "0"),
+    ("--confirm", "-1"),
+])
+def test_out_of_range_numbers_are_refused_not_replaced(workload, hone, state_dir: Path, option: str,  # type: ignore[no-untyped-def]
+                                                       value: str) -> None:
+    spec = write_workload(workload, trials=2)
+    res = hone("tune", spec, option, value)
+    assert res.code == 2 and "Traceback" not in res.err
+    assert f"Invalid value for '{option}'" in res.err and f"{value} is not in the range" in res.err
+    assert not (workload / "runs.log").exists()  # the benchmark never ran
+
+
+def test_failing_baseline_is_a_workload_failure_exit_1(workload, hone) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, trials=2)
+    (workload / "bench.py").write_text("import sys\nprint('broken', file=sys.stderr)\nsys.exit(3)\n")
+    res = hone("tune", spec)
+    assert res.code == 1, res.err
+    assert "the baseline (current configuration) fails" in res.err and "exited with code 3" in res.err
+
+
+def test_json_to_stdout_is_the_only_thing_on_stdout(workload, hone) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, trials=3)
+    res = hone("tune", spec, "--json", "-", "--confirm", "0")
+    assert res.code == 0, res.err
+    doc = json.loads(res.out)
+    assert doc["format"] == "hone-tune/1" and doc["trials"] == 3
+    assert "trial 3/3" in res.err and "HTML report:" in res.err  # the human lines went to stderr
+
+
+def test_configuration_that_failed_is_not_suggested_again(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # x = 3 fails; seed 0 is a case where the GP's first suggestions were independent random
+    # draws (no completed trial yet) that picked 3 again and again
+    log = tmp_path / "xs.log"
+    (tmp_path / "bench.py").write_text(textwrap.dedent(f"""\
+        import sys
+        x = int(sys.argv[1])
+        open({str(log)!r}, "a").write(f"{{x}}\\n")
+        if x == 3:
+            sys.exit("x = 3 breaks")
+        print("score:", x)
+        """))
+    spec = tmp_path / "hone.yaml"
+    spec.write_text(textwrap.dedent(f"""\
+        benchmark: {{command: [{sys.executable}, bench.py, "{{x}}"], timeout: 20}}
+        metrics: [{{name: score, extract: {{regex: 'score: ([0-9]+)'}}, goal: maximize}}]
+        knobs: [{{name: x, kind: param, values: [1, 2, 3, 4], default: 1}}]
+        tune: {{trials: 4, seed: 0, confirm: 0, sampler: gp}}
+        """))
+    res = hone("tune", spec, "--study", "fails-once", "--json", tmp_path / "r.json")
+    assert res.code == 0, res.err + res.out
+    xs = [int(v) for v in log.read_text().split()]
+    assert xs[0] == 1  # the baseline, at the default
+    assert sorted(xs[1:]) == [1, 2, 3, 4]  # four trials, four configurations, 3 once
+    doc = json.loads((tmp_path / "r.json").read_text())
+    study = optuna.load_study(study_name="fails-once", storage=doc["storage"])
+    assert len(study.get_trials(states=(TrialState.FAIL,))) == 1
