@@ -40,7 +40,7 @@ from hone.faults import crash_point
 from hone.knobs import KnobDriver, driver_from_dict
 from hone.knobs.base import same_text
 from hone.paths import machine_dir, state_dir
-from hone.run.process import run_process
+from hone.run.restart import Restart, run_restart
 
 JOURNAL_VERSION = 2
 #: Attempts and pauses (s) for a restart command while restoring: a server that is still
@@ -150,7 +150,7 @@ class Entry:
     snapshot: dict[str, Any]
     ts: float
     pid: int
-    restarts: list[tuple[list[str], float]] = field(default_factory=list)
+    restarts: list[Restart] = field(default_factory=list)
     restoring: bool = False  # a restore began: a restart may still be owed
     sets: dict[str, dict[str, Any]] = field(default_factory=dict)  # knob ident -> {"knob", "value"}
 
@@ -159,7 +159,11 @@ class Entry:
         return self.resource
 
     def driver(self) -> KnobDriver:
-        return driver_from_dict(self.knob)
+        driver = driver_from_dict(self.knob)
+        remember = getattr(driver, "remember", None)
+        if remember is not None:  # a service: the journal's last instance is what to stop
+            remember(self.sets)
+        return driver
 
     def set_drivers(self) -> list[KnobDriver]:
         """The driver of every knob hone set on this resource (the original's first)."""
@@ -183,27 +187,6 @@ class RestoreOutcome:
 
 def _dump(driver: KnobDriver) -> dict[str, Any]:
     return driver.model.model_dump(mode="json")
-
-
-def _restart_key(argv: Sequence[str]) -> str:
-    return json.dumps(list(argv))
-
-
-def run_restart(argv: list[str], timeout: float, pauses: Sequence[float] = ()) -> str | None:
-    """Run a restart command, retrying after each pause; None on success, else why not."""
-    why = ""
-    for attempt in range(len(pauses) + 1):
-        try:
-            res = run_process(argv, timeout=timeout, spare_daemons=True)  # the service it restarts stays up
-        except HoneError as exc:
-            why = exc.message
-        else:
-            if res.ok:
-                return None
-            why = res.describe_failure()
-        if attempt < len(pauses):
-            time.sleep(pauses[attempt])
-    return f"restart {' '.join(argv)} failed: {why}"
 
 
 # ---------------------------------------------------------------- the journal
@@ -305,7 +288,7 @@ class Journal:
                     if res in pending:
                         continue  # format 1 wrote one original per knob: the oldest is the file's
                     entry = Entry(res, rec["knob"], rec["snapshot"], float(rec["ts"]), int(rec["pid"]))
-                    entry.restarts = [(list(a), float(t)) for a, t in rec.get("restarts", [])]
+                    entry.restarts = [Restart.from_json(x) for x in rec.get("restarts", [])]
                     if "res" not in rec:
                         with contextlib.suppress(Exception):
                             cmd = entry.driver().restart_command()
@@ -319,7 +302,7 @@ class Journal:
                     if rec.get("knob"):
                         info["knob"] = rec["knob"]
                 elif op == "restart":
-                    item = (list(rec["argv"]), float(rec["timeout"]))
+                    item = Restart.from_json([rec["argv"], rec["timeout"], rec.get("ready")])
                     if item not in pending[res].restarts:
                         pending[res].restarts.append(item)
                 elif op == "restoring":
@@ -402,7 +385,7 @@ class Journal:
     # -- changes -------------------------------------------------------------
 
     def ensure_original(self, driver: KnobDriver, snapshot: dict[str, Any] | None = None,
-                        restarts: Sequence[tuple[list[str], float]] = ()) -> bool:
+                        restarts: Sequence[Restart] = ()) -> bool:
         """Record ``driver``'s resource original once, before its first change (``snapshot``
         when the caller already took it). Returns True when it was recorded now."""
         if not MachineLock.held():
@@ -410,16 +393,16 @@ class Journal:
         res = driver.resource()
         pending = self._entries()
         if res in pending:
-            for argv, timeout in restarts:
-                if (list(argv), float(timeout)) not in pending[res].restarts:
-                    self._append({"op": "restart", "res": res, "argv": list(argv), "timeout": timeout})
+            for r in restarts:
+                if r not in pending[res].restarts:
+                    self._append({"op": "restart", "res": res, "argv": r.argv, "timeout": r.timeout, "ready": r.ready})
             return False
         self.refuse_foreign([res])
         _register(self.directory)
         snap = snapshot if snapshot is not None else driver.snapshot()
         crash_point("journal.original.before")
         self._append({"op": "original", "res": res, "id": driver.ident(), "knob": _dump(driver), "snapshot": snap,
-                      "restarts": [[list(a), t] for a, t in restarts]})
+                      "restarts": [r.to_json() for r in restarts]})
         crash_point("journal.original.after")
         return True
 
@@ -443,7 +426,7 @@ class Journal:
             bad = next(d for d, _ in changes if not d.changes_system)
             raise HoneError(f"{bad.describe()} does not change the system")
         self.preflight([d for d, _ in changes])
-        restarts: dict[str, tuple[list[str], float]] = {}
+        restarts: dict[str, Restart] = {}
         for driver, text in changes:
             for part in driver.parts():
                 cmd = part.restart_command()
@@ -456,9 +439,9 @@ class Journal:
                 if part.kind != "binary" and not same_text(got := part.read(), text):
                     raise KnobError(f"{part.describe()}: set to {text!r} but it reads back {got!r}")
                 if cmd:
-                    restarts.setdefault(_restart_key(cmd[0]), cmd)
-        for argv, timeout in restarts.values():
-            why = run_restart(argv, timeout)
+                    restarts.setdefault(cmd.key(), cmd)
+        for restart in restarts.values():
+            why = run_restart(restart)
             if why:
                 raise KnobError(why)
 
@@ -468,7 +451,7 @@ class Journal:
         stuck resource does not keep the others changed, and stays in the journal."""
         todo = list(reversed(entries if entries is not None else self.active()))
         outcomes: dict[str, RestoreOutcome] = {}
-        owed: dict[str, tuple[list[str], float, list[str]]] = {}
+        owed: dict[str, tuple[Restart, list[str]]] = {}
         done: list[Entry] = []
         for entry in todo:
             try:
@@ -486,14 +469,14 @@ class Journal:
                 outcomes[entry.resource] = RestoreOutcome(entry.resource, False, str(exc))
                 continue
             if changed or entry.restoring:
-                for argv, timeout in entry.restarts:
-                    owed.setdefault(_restart_key(argv), (argv, timeout, []))[2].append(entry.resource)
+                for restart in entry.restarts:
+                    owed.setdefault(restart.key(), (restart, []))[1].append(entry.resource)
             done.append(entry)
         failed: dict[str, str] = {}
         if owed:
             crash_point("restore.restart")
-        for argv, timeout, resources in owed.values():
-            why = run_restart(argv, timeout, RESTART_PAUSES)
+        for restart, resources in owed.values():
+            why = run_restart(restart, RESTART_PAUSES)
             if why:
                 for res in resources:
                     failed[res] = f"restored, but {why} (it stays in the journal: `hone rollback` retries)"
@@ -527,8 +510,7 @@ class Journal:
                 "since": entry.ts,
                 "pid": entry.pid,
                 "host": entry.knob.get("hosts", [None])[0] if entry.knob.get("hosts") else socket.gethostname(),
-                "set_by_hone": "; ".join(f"{_short(i)}={v['value']}" for i, v in entry.sets.items()
-                                         if "value" in v) or "-",
+                "set_by_hone": _set_text(entry),
             }
             try:
                 driver = entry.driver()
@@ -550,11 +532,12 @@ class Journal:
         for entry in self.active():
             if "bytes_b64" not in entry.snapshot:
                 continue
-            path = getattr(entry.driver(), "path", None)
+            path = entry.resource.removeprefix("file:")  # the file edited (``PATH@HOST`` on a host)
             try:
-                current = Path(path).read_bytes().decode(errors="replace") if path else ""
-            except OSError as exc:
-                current = f"(unreadable: {exc.strerror})\n"
+                # the file the original was taken of, local or over ssh
+                current = entry.driver().current_bytes(entry.snapshot).decode(errors="replace")  # type: ignore[attr-defined]
+            except (OSError, HoneError) as exc:
+                current = f"(unreadable: {exc})\n"
             original = base64.b64decode(entry.snapshot["bytes_b64"]).decode(errors="replace")
             if current != original:
                 out.append("".join(difflib.unified_diff(
@@ -576,6 +559,17 @@ def _resource_of(knob: dict[str, Any], ident: str) -> str:
 def _short(ident: str) -> str:
     """``file:/etc/x.conf#key`` -> ``key``; other identities as they are."""
     return ident.split("#", 1)[1] if ident.startswith("file:") and "#" in ident else ident
+
+
+def _set_text(entry: Entry) -> str:
+    """What hone set on a resource, for ``hone status``."""
+    if entry.knob.get("kind") == "service":
+        try:
+            info = json.loads(next(iter(entry.sets.values()))["value"])
+            return f"started pid {info['pid']} (log {info.get('log', '?')})"
+        except (StopIteration, KeyError, TypeError, ValueError):
+            return "started"
+    return "; ".join(f"{_short(i)}={v['value']}" for i, v in entry.sets.items() if "value" in v) or "-"
 
 
 def _original_text(entry: Entry) -> str:

@@ -1,11 +1,14 @@
 """Knobs with ``hosts:`` applied over SSH, against two real sshd on loopback addresses.
 
 Each sshd gives its sessions ``HONE_TEST_HOST`` (sshd ``SetEnv``), so the "hosts" keep
-their state in different files although they share this machine's filesystem.
+their state in different files although they share this machine's filesystem. For file
+knobs, whose path is one for all hosts, each sshd runs in a mount namespace of its own
+where ``SshHosts.etc`` is that host's own directory (``SshHosts.files(name)`` here).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -21,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from hone.errors import SpecError
-from hone.knobs.remote import split_host, ssh_argv
+from hone.knobs._files import TEMP_PREFIX
+from hone.knobs.remote import _WRITE, split_host, ssh_argv
 from hone.spec import load_spec
 from tests.conftest import block_readahead
 from tests.procs import MARK_ENV, marked, new_mark, with_arg
@@ -45,6 +49,15 @@ class SshHosts:
     def state(self, name: str) -> Path:
         return self.dir / f"state-{name}"
 
+    @property
+    def etc(self) -> Path:
+        """One path, a different directory on each host (empty here)."""
+        return self.dir / "etc"
+
+    def files(self, name: str) -> Path:
+        """What host ``name`` ("a", "b") sees at :attr:`etc`, as this machine sees it."""
+        return self.dir / f"etc-{name}"
+
 
 @pytest.fixture(scope="module")
 def ssh_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshHosts]:
@@ -59,7 +72,9 @@ def ssh_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshHosts]:
     Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege-separation directory
     procs, hosts, known = [], [], []
     host_pub = " ".join((top / "host.pub").read_text().split()[:2])
+    (top / "etc").mkdir()
     for name, addr in (("a", "127.0.0.1"), ("b", "127.0.0.2")):
+        (top / f"etc-{name}").mkdir()
         port = _free_port(addr)
         cfg = top / f"sshd-{name}.conf"
         cfg.write_text("\n".join([
@@ -68,7 +83,11 @@ def ssh_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshHosts]:
             "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no", "StrictModes no",
             f"PidFile {top / f'sshd-{name}.pid'}", f"SetEnv HONE_TEST_HOST={name}", ""]))
         with (top / f"sshd-{name}.log").open("wb") as log:
-            procs.append(subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stderr=log, start_new_session=True))
+            # sshd (unshare and sh exec into it) in a mount namespace where etc is etc-NAME
+            procs.append(subprocess.Popen(
+                ["unshare", "--mount", "--propagation", "private", "sh", "-c", 'mount --bind "$1" "$2" && shift 2 && '
+                 'exec "$@"', "sh", str(top / f"etc-{name}"), str(top / "etc"), SSHD, "-D", "-e", "-f", str(cfg)],
+                stderr=log, start_new_session=True))
         hosts.append(f"root@{addr}:{port}")
         known.append(f"[{addr}]:{port} {host_pub}")
     (top / "known_hosts").write_text("\n".join(known) + "\n")
@@ -198,3 +217,115 @@ def test_one_shared_connection_per_host_and_none_left_after_hone(ssh_hosts: SshH
             os.kill(pid, signal.SIGKILL)
         shutil.rmtree(control_dir, ignore_errors=True)
         hone("rollback")
+
+
+def _file_knobs(ssh: SshHosts, hosts: list[str], *knobs: str, restart: str = "") -> str:
+    """File knobs on ``hosts`` (each knob: "name key values-yaml")."""
+    out = []
+    for knob in knobs:
+        name, key, values = knob.split(" ", 2)
+        out.append(f"  - name: {name}\n    kind: file\n    path: {ssh.etc / 'nginx.conf'}\n    key: {key}\n"
+                   f"    values: {values}\n    hosts: {json.dumps(hosts)}\n    ssh_options: {json.dumps(ssh.options)}"
+                   + (f"\n    restart: {restart}" if restart else ""))
+    return "\n".join(out)
+
+
+NGINX_A = "# host a\nevents {}\nhttp {\n    keepalive_timeout 65;\n    server { listen 8080; }\n}\n"
+NGINX_B = "# host b: other bytes\nevents {}\nhttp {\n\tkeepalive_timeout 30;  # short\n\tserver { listen 8080; }\n}\n"
+
+
+def test_a_file_knob_on_two_hosts_journals_each_and_rollback_restores_both(ssh_hosts: SshHosts, hone,  # type: ignore[no-untyped-def]
+                                                                            tmp_path: Path, state_dir: Path) -> None:
+    a, b = ssh_hosts.files("a") / "nginx.conf", ssh_hosts.files("b") / "nginx.conf"
+    a.write_text(NGINX_A)
+    b.write_text(NGINX_B)
+    os.chmod(a, 0o640)
+    os.chown(b, 65534, 65534)
+    for name in ("a", "b"):
+        (ssh_hosts.files(name) / "restarts").unlink(missing_ok=True)
+    restart = json.dumps(["sh", "-c", f"echo restarted >> {ssh_hosts.etc / 'restarts'}"])
+    knobs = _file_knobs(ssh_hosts, ssh_hosts.hosts, "keepalive http.keepalive_timeout [0, 65]", restart=restart)
+    spec = _spec(tmp_path, ssh_hosts, knobs)
+    res = hone("apply", spec, "--set", "keepalive=0")
+    assert res.code == 0, res.err
+    assert a.read_text() == NGINX_A.replace("timeout 65;", "timeout 0;")
+    assert b.read_text() == NGINX_B.replace("timeout 30;", "timeout 0;")
+    assert (a.stat().st_mode & 0o7777, (b.stat().st_uid, b.stat().st_gid)) == (0o640, (65534, 65534))
+    # the restart ran once on each host
+    assert [(ssh_hosts.files(n) / "restarts").read_text() for n in ("a", "b")] == ["restarted\n"] * 2
+    originals = {r["res"]: r for r in (json.loads(x) for x in (state_dir / "journal.jsonl").read_text().splitlines())
+                 if r["op"] == "original"}
+    res_a, res_b = (f"file:{ssh_hosts.etc / 'nginx.conf'}@{h}" for h in ssh_hosts.hosts)
+    assert set(originals) == {res_a, res_b}
+    assert base64.b64decode(originals[res_a]["snapshot"]["bytes_b64"]) == NGINX_A.encode()
+    assert base64.b64decode(originals[res_b]["snapshot"]["bytes_b64"]) == NGINX_B.encode()
+    assert originals[res_a]["snapshot"]["mode"] == 0o640 and originals[res_b]["snapshot"]["uid"] == 65534
+    assert ssh_hosts.hosts[0].split(":")[0] in " ".join(originals[res_a]["restarts"][0][0])  # run on its host
+    diff = hone("status", "--diff")
+    assert f"--- {res_a.removeprefix('file:')} (original)" in diff.out, diff.out
+    assert "-    keepalive_timeout 65;" in diff.out and "+    keepalive_timeout 0;" in diff.out
+    a.write_text(NGINX_A.replace("65", "66"))  # a change outside hone on host a is undone too
+    os.chmod(a, 0o600)
+    (ssh_hosts.files("a") / f"{TEMP_PREFIX}nginx.conf.x1y2z3").write_text("half")  # left by a killed hone
+    res = hone("rollback")
+    assert res.code == 0, res.err
+    assert a.read_bytes() == NGINX_A.encode() and b.read_bytes() == NGINX_B.encode()
+    assert (a.stat().st_mode & 0o7777, (b.stat().st_uid, b.stat().st_gid)) == (0o640, (65534, 65534))
+    assert [(ssh_hosts.files(n) / "restarts").read_text() for n in ("a", "b")] == ["restarted\n" * 2] * 2
+    assert sorted(p.name for p in ssh_hosts.files("a").iterdir()) == ["nginx.conf", "restarts"]  # no temp file
+
+
+def test_a_run_renders_two_keys_of_a_remote_file_on_each_host_and_restores(ssh_hosts: SshHosts, hone,  # type: ignore[no-untyped-def]
+                                                                            tmp_path: Path) -> None:
+    a, b = ssh_hosts.files("a") / "nginx.conf", ssh_hosts.files("b") / "nginx.conf"
+    a.write_text(NGINX_A)
+    b.write_text(NGINX_B)
+    knobs = _file_knobs(ssh_hosts, ssh_hosts.hosts, "keepalive http.keepalive_timeout [0, 65]",
+                        'gzip http.gzip ["on", "off"]')
+    check = f"grep -q 'timeout 0;' {a} && grep -q 'gzip on;' {a} && grep -q 'timeout 0;' {b} && grep -q 'gzip on;' {b}"
+    spec = _spec(tmp_path, ssh_hosts, knobs, command=json.dumps(["sh", "-c", check]))
+    res = hone("run", spec, "--set", "keepalive=0", "--set", "gzip=on", "--json", "-")
+    assert res.code == 0, res.err
+    doc = json.loads(res.out[res.out.index("{"):])
+    assert [r["returncode"] for r in doc["runs"]] == [0]  # both keys on both hosts while it ran
+    assert a.read_bytes() == NGINX_A.encode() and b.read_bytes() == NGINX_B.encode()
+
+
+def test_a_remote_key_in_an_included_file_is_edited_and_journaled_there(ssh_hosts: SshHosts, hone,  # type: ignore[no-untyped-def]
+                                                                        tmp_path: Path, state_dir: Path) -> None:
+    top = ssh_hosts.files("b")
+    (top / "conf.d").mkdir(exist_ok=True)
+    (top / "nginx.conf").write_text("events {}\nhttp {\n    include conf.d/*.conf;\n}\n")
+    site = "server {\n    listen 8080;\n}\n"
+    (top / "conf.d" / "site.conf").write_text(site)
+    spec = _spec(tmp_path, ssh_hosts, _file_knobs(ssh_hosts, ssh_hosts.hosts[1:], 'listen http.server.listen ["9090"]'))
+    res = hone("apply", spec, "--set", "listen=9090")
+    assert res.code == 0, res.err
+    assert (top / "conf.d" / "site.conf").read_text() == site.replace("8080", "9090")
+    records = [json.loads(x) for x in (state_dir / "journal.jsonl").read_text().splitlines()]
+    assert [r["res"] for r in records if r["op"] == "original"] == [
+        f"file:{ssh_hosts.etc / 'conf.d' / 'site.conf'}@{ssh_hosts.hosts[1]}"]
+    assert hone("rollback").code == 0
+    assert (top / "conf.d" / "site.conf").read_text() == site
+
+
+def test_a_remote_write_cut_short_leaves_the_file_as_it_was(ssh_hosts: SshHosts) -> None:
+    target = ssh_hosts.files("a") / "cut.conf"
+    target.write_text("x = 1\n")
+    data = b"x = 2\n"
+    # the script announces more bytes than arrive, as when hone dies mid-transfer
+    argv = ssh_argv(ssh_hosts.hosts[0], ssh_hosts.options,
+                    ["sh", "-c", _WRITE, "sh", str(ssh_hosts.etc / "cut.conf"), str(len(data) + 10), "", "",
+                     TEMP_PREFIX])
+    res = subprocess.run(argv, input=data, capture_output=True, timeout=30)
+    assert res.returncode != 0 and b"received 6 of 16 bytes" in res.stderr
+    assert target.read_text() == "x = 1\n"
+    assert [p.name for p in ssh_hosts.files("a").iterdir() if p.name.startswith(TEMP_PREFIX)] == []
+
+
+def test_a_remote_file_knob_needs_an_absolute_path(ssh_hosts: SshHosts, hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    knob = (f"  - {{name: k, kind: file, path: etc/app.conf, key: k, values: [1], hosts: {json.dumps(ssh_hosts.hosts)},"
+            f" ssh_options: {json.dumps(ssh_hosts.options)}}}")
+    res = hone("apply", _spec(tmp_path, ssh_hosts, knob), "--set", "k=1")
+    assert res.code == 2
+    assert "expected an absolute path on a remote host, got 'etc/app.conf'" in res.err and "Traceback" not in res.err

@@ -261,3 +261,23 @@ def test_value_in_a_quoted_heredoc_points_at_the_server_line(pair):
     server.write_text(heredoc.format(d=server.parent))
     with pytest.raises(SpecError, match=r"server.yaml:\d+: object\[0\]\.info\.set: \$value: it stands inside a quoted"):
         load_atune(client, server)
+
+
+def test_needrestart_knobs_restart_the_workload_once_per_configuration(pair, hone, tmp_path):
+    client, server = pair
+    log = tmp_path / "workload.log"
+    text = server.read_text().replace('startworkload: ""', f'startworkload: "echo start >> {log}"')
+    text = text.replace('stopworkload: ""', f'stopworkload: "echo stop >> {log}"')
+    server.write_text(text.replace('needrestart : "false"', 'needrestart : "true"'))
+    loaded = load_atune(client, server)
+    assert loaded.spec.service is not None and loaded.spec.service.shell
+    assert [k.restart for k in loaded.spec.knobs] == ["service", "service"]
+    assert "stop" not in loaded.spec.knobs[0].set  # the set itself is not wrapped any more
+    res = hone("tune", client, "--atune-server", server, "--repeats", "1", "--confirm", "0", "--trials", "2",
+               "--sampler", "random", "--seed", "3")
+    assert res.code == 0, res.err
+    lines = log.read_text().splitlines()
+    # A-Tune stops and starts the workload once per knob; hone once per configuration that
+    # changed (2 trials) and once for the restore: never more than that, always stop before start.
+    assert lines == ["stop", "start"] * (len(lines) // 2) and 2 <= len(lines) // 2 <= 3, lines
+    assert (tmp_path / "ratio").read_text() == "10" and (tmp_path / "mode").read_text() == "safe"

@@ -1,4 +1,5 @@
-"""A tiny, fast workload for tune tests: a file knob, a param knob, a score metric."""
+"""Tiny, fast workloads for tune tests: a file knob, a param knob, a score metric; and three
+knobs of known effects (large, small, none) for the ablation and the time budget."""
 
 from __future__ import annotations
 
@@ -48,6 +49,47 @@ def write_workload(tmp: Path, mode: str = "ok", trials: int = 5, extra_tune: str
           - {{name: level, kind: file, path: {tmp / 'app.conf'}, key: level, type: int, range: [0, 6]}}
           - {{name: x, kind: param, values: [1, 2, 3, 4, 5, 6, 7, 8], default: 1}}
         tune: {{trials: {trials}, seed: 3, confirm: 6, top_k: 1{extra_tune}}}
+    """))
+    return spec
+
+
+THREE_KNOBS_BENCH = textwrap.dedent(
+    """
+    import pathlib, sys, time
+    conf, big, mode, nap = pathlib.Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+    values = dict(line.replace(" ", "").split("=") for line in conf.read_text().splitlines() if "=" in line)
+    small, inert = int(values["small"]), int(values["inert"])
+    time.sleep(nap)
+    gain = {0: 1.0, 1: 1.2, 2: 1.3}[big]
+    if mode == "apart":  # big: a large effect, small: a small real one, inert: none
+        gain *= {0: 1.0, 1: 1.02, 2: 1.03}[small]
+    elif mode == "either":  # small or inert: the same 5% gain, either one is enough
+        gain *= 1.05 if small or inert else 1.0
+    print(f"score: {100 * gain}")
+    """
+)
+
+
+def write_three_knobs(tmp: Path, mode: str, *, nap: float = 0.0, trials: int = 8, tune: str = "") -> Path:
+    """Three knobs whose starting values (0) lie outside the searched values (1, 2), so every
+    trial changes all three: ``big`` (param), ``small`` and ``inert`` (keys of app.conf)."""
+    (tmp / "bench.py").write_text(THREE_KNOBS_BENCH)
+    (tmp / "app.conf").write_text("small = 0\ninert = 0\n")
+    spec = tmp / "hone.yaml"
+    spec.write_text(textwrap.dedent(f"""
+        name: ablate
+        benchmark:
+          command: [{sys.executable}, bench.py, app.conf, "{{big}}", {mode}, "{nap}"]
+          timeout: 20
+          repeats: 1
+          warmup: 0
+        metrics:
+          - {{name: score, extract: {{regex: 'score: ([-0-9.]+)'}}, goal: maximize}}
+        knobs:
+          - {{name: big, kind: param, values: [1, 2], default: 0}}
+          - {{name: small, kind: file, path: {tmp / 'app.conf'}, key: small, values: [1, 2]}}
+          - {{name: inert, kind: file, path: {tmp / 'app.conf'}, key: inert, values: [1, 2]}}
+        tune: {{trials: {trials}, seed: 3, confirm: 6, top_k: 1{tune}}}
     """))
     return spec
 

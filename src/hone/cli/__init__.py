@@ -100,6 +100,12 @@ def _dispatch(argv: list[str] | None) -> int:
         main.main(args=argv, prog_name="hone", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
+    except click.UsageError as exc:
+        # One line, like every other user error; the verb's --help has the rest.
+        verb = f"{exc.ctx.command_path} --help" if exc.ctx else "hone --help"
+        click.echo(f"hone: error: {exc.format_message()}", err=True)
+        click.echo(f"hint: {verb}", err=True)
+        return 2
     except click.ClickException as exc:
         exc.show()
         return 2

@@ -12,6 +12,7 @@ from hone.cli._common import console, err_console
 from hone.errors import HoneError, RestoreError
 from hone.journal import Journal, MachineLock
 from hone.knobs import driver_for
+from hone.knobs.risk import risks
 from hone.run.configure import parse_assignments
 from hone.run.process import stop_orphans
 from hone.spec import load_spec
@@ -40,6 +41,8 @@ def apply_cmd(spec: str, sets: tuple[str, ...]) -> None:
         journal.apply([(d, d.model.format_value(values[name])) for name, d in drivers.items()])
         for name, driver in drivers.items():
             console.print(f"{driver.describe()}: {before[name]} -> {driver.model.format_value(values[name])}")
+    for r in risks([loaded.spec.knob(n) for n in values], values):
+        err_console.print(f"warning: {r['knob']}={r['value']} — {r['risk']}", style="yellow")
     err_console.print("journaled; `hone rollback` restores the originals", style="dim")
 
 

@@ -13,7 +13,6 @@ from hone.cli import main
 from hone.cli._common import console, err_console, stdout_for_data
 from hone.errors import HoneError, RestoreError
 from hone.journal import machine_lock_if
-from hone.knobs import driver_for
 from hone.report import csv as csv_report
 from hone.report import json as json_report
 from hone.report import markdown as md_report
@@ -32,7 +31,7 @@ from hone.run.compare import (
     run_compare,
     spec_variants,
 )
-from hone.run.configure import Configurator, parse_assignments
+from hone.run.configure import Configurator, changes_machine, parse_assignments
 from hone.spec.models import MAX_TIMEOUT_S
 
 
@@ -212,8 +211,7 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
                 raise HoneError(f"--metric {settings.metric}: not a metric of this spec ({known})") from None
             settings.goal, unit = "minimize", RUN_METRICS[settings.metric]
     progress.update(task, total=(settings.warmup + settings.rounds) * len(arms) * nsweep)
-    system = any(driver_for(k).changes_system for k in loaded.spec.knobs)
-    with machine_lock_if(system, f"hone compare {loaded.path}"):
+    with machine_lock_if(changes_machine(loaded), f"hone compare {loaded.path}"):
         configurator = Configurator(loaded)
         problems: list[str] = []
         try:

@@ -15,9 +15,10 @@ from rich.text import Text
 
 from hone.cli import main
 from hone.cli._common import console, err_console, fmt_num, safe_study_name, stdout_for_data, write_json
-from hone.errors import RestoreError
+from hone.errors import HoneError, RestoreError
 from hone.fleet.storage import mask_url
 from hone.paths import state_dir
+from hone.report.tune_terminal import ablation_lines, budget_lines, recommendation_kind, risk_lines
 from hone.spec import load_spec
 from hone.tune import SAMPLERS, TrialOutcome, TuneEvents, TuneResult, TuneSettings, finished_trials, tune
 
@@ -33,6 +34,18 @@ def _pct_vs_baseline(result_means: dict[str, float], baseline: dict[str, float],
         return ""
     change = (result_means[name] - b) / abs(b) * 100
     return f"{change:+.1f}%"
+
+
+def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """``--max-time`` callback: seconds, or one line and exit 2 for a bad duration."""
+    from hone.durations import parse_duration
+
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise HoneError(f"--max-time: {exc}") from None
 
 
 @main.command("tune")
@@ -55,6 +68,14 @@ def _pct_vs_baseline(result_means: dict[str, float], baseline: dict[str, float],
 @click.option("--confirm", "confirm_rounds", type=click.IntRange(min=0), default=None,
               help="Interleaved confirmation rounds (default: tune.confirm, at least 6; 0 = skip).")
 @click.option("--top-k", type=click.IntRange(min=1), default=None, help="Candidates to confirm (default: tune.top_k).")
+@click.option("--ablation/--no-ablation", default=None,
+              help="Measure which of a winner's changes hold its gain and recommend the smallest diff that does "
+                   "(default: tune.ablation, on; only when the winner changes 2 or more knobs).")
+@click.option("--ablation-rounds", type=click.IntRange(min=1), default=None,
+              help="Interleaved ablation rounds (default: tune.ablation_rounds, else the confirmation's; at least 6).")
+@click.option("--max-time", metavar="DURATION", callback=_duration, default=None,
+              help="Time for the whole session (90s, 45m, 2h; default: tune.max_time): the search stops when the "
+                   "next trial would not fit, keeping time for the confirmation and the ablation.")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Run the trials in K local `hone worker` processes (no system knobs; see hone worker).")
 @click.option("--json", "json_path", metavar="FILE", help="Write the result as JSON (- = stdout).")
@@ -62,7 +83,8 @@ def _pct_vs_baseline(result_means: dict[str, float], baseline: dict[str, float],
               help="Write the HTML report here (default: <state dir>/reports/STUDY.html).")
 def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int | None, sampler: str | None,
              storage: str | None, study_name: str | None, resume: bool, apply_best: bool, pareto: bool,
-             repeats: int | None, confirm_rounds: int | None, top_k: int | None, workers: int, json_path: str | None,
+             repeats: int | None, confirm_rounds: int | None, top_k: int | None, ablation: bool | None,
+             ablation_rounds: int | None, max_time: float | None, workers: int, json_path: str | None,
              html_path: str | None) -> None:
     """Search SPEC's knob space for a configuration that beats the current one.
 
@@ -70,7 +92,8 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
     score; failures are recorded and the study goes on) → the top candidates are
     re-measured against the baseline in interleaved rounds → a *confirmed* one is
     recommended (among several, the one hone's GP rates best over every measurement; the
-    largest mean gain with other samplers), or "keep the current configuration". Every knob is restored at the end,
+    largest mean gain with other samplers), or "keep the current configuration"; when it changes several knobs,
+    only the changes that measurably hold its gain are kept (ablation). Every knob is restored at the end,
     also on Ctrl-C/SIGTERM, unless --apply-best keeps the confirmed winner.
     """
     stdout_for_data(json_path)
@@ -91,6 +114,9 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
         confirm_rounds=t.confirm if confirm_rounds is None else confirm_rounds,
         top_k=t.top_k if top_k is None else top_k,
         workers=workers,
+        ablation=t.ablation if ablation is None else ablation,
+        ablation_rounds=t.ablation_rounds if ablation_rounds is None else ablation_rounds,
+        max_time=t.max_time if max_time is None else max_time,
     )
     metric_units = {m.name: m.unit or "" for m in loaded.spec.metrics}
     started = time.perf_counter()
@@ -129,7 +155,12 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
         if rnd >= 0 and name == "baseline":
             progress.console.print(f"confirmation round {rnd + 1}", style="dim")
 
-    events = TuneEvents(on_phase=on_phase, on_trial=on_trial, on_confirm_run=on_confirm_run)
+    def on_ablation_run(rnd: int, name: str, m: Any) -> None:
+        if rnd >= 0 and name == "winner":
+            progress.console.print(f"ablation round {rnd + 1}", style="dim")
+
+    events = TuneEvents(on_phase=on_phase, on_trial=on_trial, on_confirm_run=on_confirm_run,
+                        on_ablation_run=on_ablation_run)
     with progress:
         result = tune(loaded, settings, events)
     if atune_server:
@@ -182,7 +213,8 @@ def _print_result(result: TuneResult) -> None:
     console.print(table)
     for c in result.confirmations:
         comp = c.comparison
-        mark = "✔" if c is result.winner else " "
+        won = c is result.winner or (result.ablation is not None and c.candidate.name == result.ablation.winner)
+        mark = "✔" if won else " "
         console.print(Text.assemble(" ", (mark, "green"), f" {c.candidate.name}: {comp.change_pct:+.2f}% "
                                     f"[{comp.ci_pct[0]:+.2f}%, {comp.ci_pct[1]:+.2f}%] p={comp.p_value:.3g} "
                                     f"n={comp.n} → {comp.verdict}"
@@ -199,7 +231,8 @@ def _print_result(result: TuneResult) -> None:
     else:
         comp = result.winner.comparison
         console.print(Text.assemble(
-            (f"Recommendation (confirmed): {_short(result.winner.candidate.config, 20)}", "bold green"),
+            (f"Recommendation ({recommendation_kind(doc)}): {_short(result.winner.candidate.config, 20)}",
+             "bold green"),
             f"\n  {comp.change_pct:+.2f}% vs baseline, 95% CI [{comp.ci_pct[0]:+.2f}%, "
             f"{comp.ci_pct[1]:+.2f}%], p = {comp.p_value:.3g}, {comp.n} interleaved rounds"))
         if result.chosen_by == "model":
@@ -210,5 +243,9 @@ def _print_result(result: TuneResult) -> None:
             console.print(f"  apply it: {cmd}" + ("  (applied: --apply-best)" if result.applied else ""))
         if doc.get("run_settings"):
             console.print("  benchmark settings (param/env knobs): " + _short(doc["run_settings"], 20))
+        for line in risk_lines(doc):
+            console.print(line)
+    for line in ablation_lines(doc) + budget_lines(doc):
+        console.print(line)
     for problem in result.restore_problems:
         err_console.print(f"restore problem: {problem} (run `hone rollback`)", style="red")

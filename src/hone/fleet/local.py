@@ -40,6 +40,9 @@ def check_local_fleet(loaded: LoadedSpec, workers: int) -> None:
     if workers < 1:
         raise HoneError(f"--workers must be at least 1, got {workers}")
     system = [k.name for k in loaded.spec.knobs if driver_for(k).changes_system]
+    if workers > 1 and loaded.spec.service is not None:
+        raise HoneError(f"--workers {workers} would start {workers} copies of the service on this machine",
+                        hint="run `hone worker SPEC --storage postgresql://… --study NAME` on separate machines")
     if workers > 1 and system:
         raise HoneError(
             f"--workers {workers} would run {workers} workers on this machine, changing the same system knobs "

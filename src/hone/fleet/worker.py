@@ -42,8 +42,7 @@ from hone.fleet.dashboard import annotate_trial
 from hone.fleet.lock import StudyLock
 from hone.fleet.storage import mask_url, open_storage
 from hone.journal import machine_lock_if
-from hone.knobs import driver_for
-from hone.run.configure import Configurator
+from hone.run.configure import Configurator, changes_machine
 from hone.spec.loader import LoadedSpec
 from hone.tune import study as tune_study
 from hone.tune.objective import build_objective
@@ -318,8 +317,7 @@ def run_worker(loaded: LoadedSpec, opts: WorkerOptions, *,
             if on_trial:
                 on_trial(outcome)
 
-        system = any(driver_for(k).changes_system for k in loaded.spec.knobs)
-        with machine_lock_if(system, f"hone worker {opts.study}"):
+        with machine_lock_if(changes_machine(loaded), f"hone worker {opts.study}"):
             configurator = Configurator(loaded)
             try:
                 with lock:

@@ -19,6 +19,7 @@ from hone.knobs.file import FileKnob
 from hone.knobs.library import LibraryKnob
 from hone.knobs.param import ParamKnob
 from hone.knobs.script import ScriptKnob
+from hone.knobs.service import ServiceKnob, ServiceRecord
 from hone.knobs.sysctl import SysctlKnob
 from hone.knobs.sysfs import SysfsKnob
 
@@ -58,6 +59,9 @@ def driver_for(model: Any) -> KnobDriver:
 def driver_from_dict(data: dict[str, Any]) -> KnobDriver:
     """Rebuild a driver from a journal entry's knob dump (the spec may be gone)."""
     from hone.spec.models import Knob
+
+    if data.get("kind") == "service":  # a server hone started: not a knob a spec can name
+        return ServiceKnob(ServiceRecord.model_validate(data))
 
     model = TypeAdapter(Knob).validate_python(data)
     return driver_for(model)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
+from hone.run.restart import Restart
 from hone.spec.models import KnobBase, Scalar
 
 
@@ -97,9 +98,13 @@ class KnobDriver(ABC):
         value = state.get("value")
         return None if value is None else str(value)
 
-    def restart_command(self) -> tuple[list[str], float] | None:
-        """A command to run (argv, timeout in s) once after this knob's resource changed."""
+    def restart_command(self) -> Restart | None:
+        """A command to run once after this knob's resource changed."""
         return None
+
+    def restarts_service(self) -> bool:
+        """True when a change takes effect only after the spec's service restarts."""
+        return getattr(self.model, "restart", None) == "service"
 
     def set_value(self, value: Scalar) -> None:
         """Write a typed value (already checked with ``model.coerce``)."""

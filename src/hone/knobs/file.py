@@ -1,17 +1,19 @@
 """``file`` knobs: one key in a config file; optional ``restart`` command after a change.
 
-The resource is the whole file (its real path, symlinks resolved): the journal keeps its
-original bytes, mode and owner once, before hone first changes any key of it, so rollback
-restores the file byte for byte however many knobs edit it and even if hone added a key
-that was absent. ``restart`` is not run by :meth:`FileKnob.write`: the caller runs each
-distinct restart command once after all of a configuration's writes.
+The resource is the whole file that holds the key (its real path, symlinks resolved; an
+included file when the key lives there, see :mod:`hone.knobs._includes`): the journal
+keeps its original bytes, mode and owner once, before hone first changes any key of it,
+so rollback restores the file byte for byte however many knobs edit it and even if hone
+added a key that was absent. ``restart`` is not run by :meth:`FileKnob.write`: the caller
+runs each distinct restart command once after all of a configuration's writes.
+
+All I/O goes through ``self.files`` (:mod:`hone.knobs._files`): this machine, or a host
+over ssh when the knob has ``hosts`` (:mod:`hone.knobs.remote`).
 """
 
 from __future__ import annotations
 
 import base64
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +21,14 @@ import yaml
 
 from hone.errors import KnobError
 from hone.knobs._config_formats import get_value, guess_format, set_value
+from hone.knobs._errors import ConfigError
+from hone.knobs._files import TEMP_PREFIX, Files, LocalFiles, Removable
+from hone.knobs._includes import locate
 from hone.knobs.base import KnobDriver
+from hone.run.restart import Restart
 from hone.spec.models import to_argv
 
-#: Prefix of the temp files written next to a config file (rollback removes strays).
-TEMP_PREFIX = ".hone-tmp-"
+__all__ = ["TEMP_PREFIX", "FileKnob"]
 
 
 def _decode(state: dict[str, Any]) -> bytes:
@@ -33,16 +38,37 @@ def _decode(state: dict[str, Any]) -> bytes:
 class FileKnob(KnobDriver):
     kind = "file"
 
+    def __init__(self, model: Any) -> None:
+        super().__init__(model)
+        self.files: Files = LocalFiles()
+        self._target: tuple[str, str] | None = None  # (file holding the key, key inside it)
+
     @property
     def path(self) -> Path:
         # The real file: a config reached through a symlink is edited where it lives, and
         # the symlink stays a symlink.
-        return Path(os.path.realpath(self.model.path))  # type: ignore[attr-defined]
+        return Path(self.files.realpath(self.model.path))  # type: ignore[attr-defined]
 
     @property
     def fmt(self) -> str:
         fmt = self.model.format  # type: ignore[attr-defined]
         return guess_format(str(self.path), self.model.section) if fmt == "auto" else fmt  # type: ignore[attr-defined]
+
+    def _fail(self, what: str) -> KnobError:
+        return KnobError(f"file knob {self.name}: {what}")
+
+    def target(self) -> tuple[Path, str]:
+        """The file that holds (or will hold) the key, and the key inside that file: the
+        knob's own file, or the included file the key is set in. Found once per driver,
+        so every read and write of a session edits the same file."""
+        if self._target is None:
+            main = str(self.path)
+            try:
+                self._target = locate(self.files, main, self.fmt, self.model.key)  # type: ignore[attr-defined]
+            except ConfigError as exc:
+                raise self._fail(f"{main}: {exc}") from None
+        path, key = self._target
+        return Path(path), key
 
     def ident(self) -> str:
         section = self.model.section  # type: ignore[attr-defined]
@@ -50,131 +76,125 @@ class FileKnob(KnobDriver):
         return f"file:{self.path}#{where}{self.model.key}"  # type: ignore[attr-defined]
 
     def resource(self) -> str:
-        return f"file:{self.path}"
+        return f"file:{self.target()[0]}"
+
+    def _read(self, path: Path) -> bytes:
+        try:
+            data = self.files.read(str(path))
+        except OSError as exc:
+            raise self._fail(f"cannot read {path}: {exc.strerror}") from exc
+        if data is None:
+            raise self._fail(f"cannot read {path}: No such file or directory")
+        return data
 
     def _text(self) -> str:
+        path = self.target()[0]
         try:
-            return self.path.read_text()
-        except OSError as exc:
-            raise KnobError(f"file knob {self.name}: cannot read {self.path}: {exc.strerror}") from exc
+            return self._read(path).decode()
         except UnicodeDecodeError:
-            raise KnobError(f"file knob {self.name}: {self.path} is not UTF-8 text") from None
+            raise self._fail(f"{path} is not UTF-8 text") from None
 
     def _get(self, text: str) -> str | None:
+        path, key = self.target()
         try:
-            return get_value(text, self.fmt, self.model.key, self.model.section)  # type: ignore[attr-defined]
-        except yaml.YAMLError as exc:
-            raise KnobError(f"file knob {self.name}: {self.path} is not valid {self.fmt}: {exc}") from exc
+            value = get_value(text, self.fmt, key, self.model.section)  # type: ignore[attr-defined]
+        except (yaml.YAMLError, ConfigError) as exc:
+            raise self._fail(f"{path}: {exc}" if isinstance(exc, ConfigError)
+                             else f"{path} is not valid {self.fmt}: {exc}") from None
+        if self.model.type == "bool" and self.fmt == "toml" and value in ("true", "false"):
+            return self.model.format_value(value == "true")  # a TOML boolean reads as this knob writes it (0/1)
+        return value
 
     def _set(self, text: str, value: str) -> str:
+        path, key = self.target()
         try:
-            return set_value(text, self.fmt, self.model.key, value, self.model.section)  # type: ignore[attr-defined]
+            return set_value(text, self.fmt, key, value, self.model.section)  # type: ignore[attr-defined]
         except KeyError:
-            raise KnobError(f"file knob {self.name}: key {self.model.key} not found in {self.path}") from None  # type: ignore[attr-defined]
+            raise self._fail(f"key {self.model.key} not found in {path}") from None  # type: ignore[attr-defined]
+        except ConfigError as exc:
+            raise self._fail(f"{path}: {exc}") from None
         except yaml.YAMLError as exc:
-            raise KnobError(f"file knob {self.name}: {self.path} is not valid {self.fmt}: {exc}") from exc
+            raise self._fail(f"{path} is not valid {self.fmt}: {exc}") from exc
 
     def check(self) -> None:
-        value = self._get(self._text())
-        if value is None and self.fmt in ("yaml", "json"):
-            raise KnobError(f"file knob {self.name}: key {self.model.key} not found in {self.path}")  # type: ignore[attr-defined]
-        if not os.access(self.path, os.W_OK) or not os.access(self.path.parent, os.W_OK):
-            raise KnobError(f"file knob {self.name}: {self.path} is not writable by this user")
+        text = self._text()
+        if self._get(text) is None:
+            self._set(text, "0")  # a key hone cannot add (a missing block, table or YAML path) fails here
+        path = str(self.target()[0])
+        if not self.files.writable(path):
+            raise self._fail(f"{path} is not writable by this user")
 
     def read(self) -> str | None:
         return self._get(self._text())
 
-    def _write_bytes(self, data: bytes, mode: int | None = None, owner: tuple[int, int] | None = None) -> None:
-        # Write a sibling temp file and rename it over the file: a crash never leaves a
-        # half-written config, and a program reading it sees the old or the new file.
-        directory = self.path.parent
-        try:
-            st = self.path.stat()
-            st_mode, st_owner = st.st_mode & 0o7777, (st.st_uid, st.st_gid)
-        except FileNotFoundError:
-            st_mode, st_owner = 0o644, None
-        fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{self.path.name}.", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, mode if mode is not None else st_mode)
-            uid_gid = owner or st_owner
-            if uid_gid is not None:
-                try:
-                    os.chown(tmp, *uid_gid)
-                except OSError:
-                    pass
-            os.replace(tmp, self.path)
-            dfd = os.open(directory, os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-
     def write(self, text: str) -> None:
-        self._write_bytes(self._set(self._text(), text).encode())
+        self.files.write(str(self.target()[0]), self._set(self._text(), text).encode(), None, None)
 
-    def restart_command(self) -> tuple[list[str], float] | None:
+    def restart_command(self) -> Restart | None:
         restart = self.model.restart  # type: ignore[attr-defined]
-        if not restart:
+        if not restart or restart == "service":
             return None
-        return to_argv(restart), float(self.model.restart_timeout)  # type: ignore[attr-defined]
+        return Restart(to_argv(restart), float(self.model.restart_timeout))  # type: ignore[attr-defined]
 
     def snapshot(self) -> dict[str, Any]:
+        path = self.target()[0]
         try:
-            data = self.path.read_bytes()
-            st = self.path.stat()
+            st = self.files.stat(str(path))
         except OSError as exc:
-            raise KnobError(f"file knob {self.name}: cannot read {self.path}: {exc.strerror}") from exc
+            raise self._fail(f"cannot read {path}: {exc.strerror}") from exc
+        if st is None:
+            raise self._fail(f"cannot read {path}: No such file or directory")
         return {
-            "value": self._get(data.decode(errors="replace")),
-            "bytes_b64": base64.b64encode(data).decode(),
-            "mode": st.st_mode & 0o7777,
-            "uid": st.st_uid,
-            "gid": st.st_gid,
+            "value": self._get(st.data.decode(errors="replace")),
+            "bytes_b64": base64.b64encode(st.data).decode(),
+            "mode": st.mode,
+            "uid": st.uid,
+            "gid": st.gid,
+            "path": str(path),
         }
 
     def render(self, state: dict[str, Any], text: str) -> dict[str, Any]:
         try:
             old = _decode(state).decode()
         except UnicodeDecodeError:
-            raise KnobError(f"file knob {self.name}: {self.path} is not UTF-8 text") from None
+            raise self._fail(f"{self.target()[0]} is not UTF-8 text") from None
         new = self._set(old, text).encode()
         return {**state, "value": text, "bytes_b64": base64.b64encode(new).decode()}
 
     def value_in(self, state: dict[str, Any]) -> str | None:
         return self._get(_decode(state).decode(errors="replace"))
 
+    def _where(self, snapshot: dict[str, Any]) -> Path:
+        # The file the snapshot was taken of (journals before includes: the knob's own).
+        return Path(snapshot["path"]) if "path" in snapshot else self.path
+
+    def current_bytes(self, snapshot: dict[str, Any]) -> bytes:
+        """The bytes now in the file ``snapshot`` was taken of (for ``hone status --diff``)."""
+        return self._read(self._where(snapshot))
+
     def restore(self, snapshot: dict[str, Any]) -> None:
+        path = self._where(snapshot)
         data = _decode(snapshot)
         owner = (int(snapshot["uid"]), int(snapshot["gid"])) if "uid" in snapshot else None
         try:
-            st = self.path.stat()
-            same = self.path.read_bytes() == data and (
-                "mode" not in snapshot or st.st_mode & 0o7777 == int(snapshot["mode"]))
-        except FileNotFoundError:
-            same = False
+            st = self.files.stat(str(path))
         except OSError as exc:
-            raise KnobError(f"file knob {self.name}: cannot read {self.path}: {exc.strerror}") from exc
+            raise self._fail(f"cannot read {path}: {exc.strerror}") from exc
+        same = st is not None and st.data == data and ("mode" not in snapshot or st.mode == int(snapshot["mode"]))
         if not same:
-            self._write_bytes(data, snapshot.get("mode"), owner)
+            self.files.write(str(path), data, snapshot.get("mode"), owner)
 
     def matches(self, snapshot: dict[str, Any]) -> bool:
         try:
-            return self.path.read_bytes() == _decode(snapshot)
-        except OSError:
+            return self.files.read(str(self._where(snapshot))) == _decode(snapshot)
+        except (OSError, KnobError):
             return False
 
-    def stray_temp_files(self) -> list[Path]:
+    def stray_temp_files(self) -> list[Removable]:
         """Temp files a killed hone left next to the file (removed by rollback)."""
         try:
-            return sorted(self.path.parent.glob(f"{TEMP_PREFIX}{self.path.name}.*"))
-        except OSError:
+            return self.files.strays(str(self.target()[0]))
+        except (OSError, KnobError):
             return []
 
     def describe(self) -> str:

@@ -151,6 +151,29 @@ def _summary_html(doc: dict[str, Any] | None) -> str:
     )
 
 
+def _ablation_html(doc: dict[str, Any] | None) -> str:
+    """Each change of the winner with its own effect (the winner vs the winner with that change
+    undone), kept or dropped, and which configuration the ablation recommends and why."""
+    ablation = (doc or {}).get("ablation")
+    if not isinstance(ablation, dict) or not isinstance(ablation.get("changes"), list):
+        return ""
+    rows = []
+    for c in ablation["changes"]:
+        ci = c.get("ci_pct") or [None, None]
+        effect = (f"{c['effect_pct']:+.2f}% ({ci[0]:+.2f}% … {ci[1]:+.2f}%)"
+                  if isinstance(c.get("effect_pct"), int | float) and None not in ci else "–")
+        status = "kept" if c.get("kept") else "dropped: no measurable effect"
+        rows.append(f"<tr{' class=win' if c.get('kept') else ''}><td class=l>{html.escape(str(c.get('knob')))}</td>"
+                    f"<td>{_fmt(c.get('baseline'))}</td><td>{_fmt(c.get('winner'))}</td><td>{html.escape(effect)}"
+                    f"</td><td>{_fmt(c.get('p_value'))}</td><td class=l>{html.escape(status)}</td></tr>")
+    chosen = "the minimal configuration" if ablation.get("recommended") == "minimal" else "the winner whole"
+    return (f"<h2>Minimal change (ablation, {_fmt(ablation.get('rounds'))} interleaved rounds)</h2>"
+            "<table id=ablation><tr><th class=l>knob</th><th>baseline</th><th>winner</th>"
+            "<th>effect (95% CI)</th><th>p</th><th class=l></th></tr>" + "".join(rows) + "</table>"
+            "<p class=note>effect: the winner vs the winner with that change undone</p>"
+            f"<p>Recommended: {chosen} — {html.escape(str(ablation.get('why')))}</p>")
+
+
 def _trials_html(study: optuna.Study) -> str:
     trials = study.get_trials(deepcopy=False)
     knobs: list[str] = []
@@ -183,7 +206,7 @@ def render_study_html(study: optuna.Study, doc: dict[str, Any] | None = None) ->
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>hone tune: {html.escape(study.study_name)}"
              f"</title><style>{_CSS}</style></head><body>",
              f"<h1>hone tune — study {html.escape(study.study_name)}</h1>",
-             "<h2>Baseline vs recommendation</h2>", _summary_html(doc)]
+             "<h2>Baseline vs recommendation</h2>", _summary_html(doc), _ablation_html(doc)]
     figs = _figures(study)
     ci = _ci_figure(doc or {})
     if ci is not None:

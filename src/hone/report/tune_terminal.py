@@ -9,6 +9,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from hone.durations import format_duration
+
 
 def _num(v: Any) -> str:
     if not isinstance(v, int | float) or (isinstance(v, float) and not math.isfinite(v)):
@@ -31,14 +33,79 @@ def render(data: dict[str, Any]) -> Group:
                       f"{comp['change_pct']:+.2f}%" if comp.get("change_pct") is not None else "–",
                       f"{ci[0]:+.2f}% … {ci[1]:+.2f}%" if None not in ci else "–",
                       _num(comp.get("p_value")), str(comp.get("verdict")))
-    lines = [table]
+    lines: list[Table | Text] = [table]
     rec = data.get("recommended")
     if rec:
-        lines.append(Text("Recommendation (confirmed): " + " ".join(f"{k}={v}" for k, v in rec.items())))
+        lines.append(Text(f"Recommendation ({recommendation_kind(data)}): " + " ".join(f"{k}={v}"
+                                                                                   for k, v in rec.items())))
         if data.get("apply_command"):
             lines.append(Text(f"apply it: {data['apply_command']}"))
+        lines += risk_lines(data)
     else:
         lines.append(Text("Recommendation: keep the current configuration"))
+    lines += ablation_lines(data)
     lines.append(Text(f"trials: {data.get('trials')} ({data.get('failed_trials')} failed), seed {data.get('seed')}, "
                       f"sampler {data.get('sampler')}, storage {data.get('storage')}"))
+    lines += budget_lines(data)
     return Group(*lines)
+
+
+def recommendation_kind(data: dict[str, Any]) -> str:
+    """The recommendation's label: "confirmed", or "confirmed, minimal change" when it is the
+    ablation's minimal configuration."""
+    ablation = data.get("ablation")
+    minimal = isinstance(ablation, dict) and ablation.get("recommended") == "minimal"
+    return "confirmed, minimal change" if minimal else "confirmed"
+
+
+def _effect(change: dict[str, Any]) -> str:
+    ci = change.get("ci_pct") or [None, None]
+    if not isinstance(change.get("effect_pct"), int | float) or None in ci:
+        return "–"
+    return (f"{change['effect_pct']:+.2f}% [{ci[0]:+.2f}%, {ci[1]:+.2f}%] p={_num(change.get('p_value'))}")
+
+
+def ablation_lines(data: dict[str, Any]) -> list[Text]:
+    """The ablation of a result: each changed knob kept with its own effect (the winner vs
+    the winner with that change undone) or dropped, and which configuration won and why."""
+    ablation = data.get("ablation")
+    if not isinstance(ablation, dict) or not isinstance(ablation.get("changes"), list):
+        return []
+    lines = [Text(f"Minimal change (ablation, {ablation.get('rounds')} interleaved rounds; effect = the winner vs "
+                  "the winner with that change undone):")]
+    for change in ablation["changes"]:
+        knob = f"{change.get('knob')}: {change.get('baseline')} → {change.get('winner')}"
+        if change.get("kept"):
+            note = change.get("note") or ""
+            lines.append(Text.assemble("  ", ("kept    ", "green"), f" {knob}  {_effect(change)}"
+                                       + (f" ({note})" if note and note != "worse without it" else "")))
+        else:
+            lines.append(Text.assemble("  ", ("dropped ", "yellow"), f" {knob}  no measurable effect "
+                                       f"({_effect(change)})"))
+    chosen = "the minimal configuration" if ablation.get("recommended") == "minimal" else "the winner whole"
+    lines.append(Text(f"  recommended: {chosen} — {ablation.get('why')}"))
+    return lines
+
+
+def budget_lines(data: dict[str, Any]) -> list[Text]:
+    """The session's time: spent, estimated, the budget; where the budget stopped the search
+    and what it cut."""
+    budget = data.get("budget")
+    if not isinstance(budget, dict):
+        return []
+    spent, estimate, limit = budget.get("spent_s"), budget.get("estimate_s"), budget.get("max_time_s")
+    head = f"time: {format_duration(spent)}" if isinstance(spent, int | float) else "time: –"
+    extra = [f"estimated ~{format_duration(estimate)}"] if isinstance(estimate, int | float) else []
+    if isinstance(limit, int | float):
+        extra.append(f"--max-time {format_duration(limit)}")
+    lines = [Text(head + (f" ({', '.join(extra)})" if extra else ""))]
+    if budget.get("search_stopped"):
+        lines.append(Text(f"  search stopped after {budget.get('trials_run')} of {budget.get('planned_trials')} "
+                          f"trials: {budget['search_stopped']}"))
+    lines += [Text(f"  cut: {cut}") for cut in budget.get("cuts") or []]
+    return lines
+
+
+def risk_lines(data: dict[str, Any]) -> list[Text]:
+    """One marked line per recommended value that trades durability or safety for speed."""
+    return [Text(f"  ⚠ {r['knob']}={r['value']}: {r['risk']}", style="bold yellow") for r in data.get("risks") or []]

@@ -87,7 +87,8 @@ def run_once(loaded: LoadedSpec, ctx: BenchContext, wrapper: list[str] | None = 
 
     A failed, timed-out or unparsable run returns a Measurement with ``error`` set; it
     does not raise, so schedulers can count failures. A system knob that no longer holds
-    the configuration's value (``ctx.check``) fails the run before it starts.
+    the configuration's value (``ctx.check``) fails the run before it starts; a service that
+    dies during it (``ctx.abort``) stops it at once.
     """
     if ctx.check is not None:
         try:
@@ -100,13 +101,15 @@ def run_once(loaded: LoadedSpec, ctx: BenchContext, wrapper: list[str] | None = 
     try:
         result = run_process(
             [*(wrapper or []), *argv], timeout=bench.timeout, env={**benchmark_env(loaded, ctx), **bound},
-            cwd=benchmark_cwd(loaded), label="benchmark",
+            cwd=benchmark_cwd(loaded), label="benchmark", abort_if=ctx.abort,
         )
     finally:
         run_hook(loaded, "cleanup", ctx)
     m = Measurement.from_process(result)
     if not result.ok:
-        m.error = result.describe_failure()
+        # A failed run against a service that died says so (a client often only sees a refusal).
+        died = ctx.abort() if ctx.abort is not None and result.aborted is None else None
+        m.error = died or result.describe_failure()
         return m
     for metric in loaded.spec.metrics:
         try:

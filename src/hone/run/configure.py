@@ -12,16 +12,17 @@ the previous arm's settings, and the baseline arm really is the baseline.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from hone.errors import HoneError, KnobError
 from hone.faults import crash_point
-from hone.journal import RESTART_PAUSES, Journal, run_restart
+from hone.journal import RESTART_PAUSES, Journal
 from hone.knobs import KnobDriver, driver_for
 from hone.knobs.base import same_text
+from hone.run.restart import Restart, run_restart
+from hone.run.service import ServiceError, ServiceManager
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 
@@ -35,6 +36,8 @@ class BenchContext:
     #: Raises KnobError when a system knob no longer holds this configuration's value
     #: (called before every measured run).
     check: Callable[[], None] | None = None
+    #: Polled during a run: a reason to stop it now (the service it measures died), or None.
+    abort: Callable[[], str | None] | None = None
 
 
 def parse_assignments(loaded: LoadedSpec, assignments: list[str], flag: str = "--set") -> dict[str, Scalar]:
@@ -56,6 +59,12 @@ def parse_assignments(loaded: LoadedSpec, assignments: list[str], flag: str = "-
     return values
 
 
+def changes_machine(loaded: LoadedSpec) -> bool:
+    """True when a session of this spec may change the machine (system knobs, or a service
+    hone starts or restarts): it needs the machine lock."""
+    return loaded.spec.service is not None or any(driver_for(k).changes_system for k in loaded.spec.knobs)
+
+
 class Configurator:
     """Applies configurations for one hone session and puts back what it changed.
 
@@ -69,19 +78,31 @@ class Configurator:
         self.loaded = loaded
         self.journal = journal or Journal()
         self.drivers: dict[str, KnobDriver] = {k.name: driver_for(k) for k in loaded.spec.knobs}
-        # Each resource with the (knob name, driver) pairs that edit it, in spec order.
+        # Each resource with the (knob name, driver) pairs that edit it, in spec order; knobs
+        # of the running service (script knobs with scope: service) apart: they are set after
+        # the service is up, and again after each restart.
         self._members: dict[str, list[tuple[str, KnobDriver]]] = {}
+        self._runtime: dict[str, list[tuple[str, KnobDriver]]] = {}
         for name, driver in self.drivers.items():
             if driver.changes_system:
+                group = self._runtime if getattr(driver.model, "scope", None) == "service" else self._members
                 for part in driver.parts():  # one per host for a knob with hosts
-                    self._members.setdefault(part.resource(), []).append((name, part))
-        self._pre_active = {e.resource for e in self.journal.active()} if self._members else set()
+                    group.setdefault(part.resource(), []).append((name, part))
+        self._pre_active = {e.resource for e in self.journal.active()} if self._members or self._runtime else set()
         self._base: dict[str, dict[str, Any]] = {}  # resource -> its state when the session began
         self._target: dict[str, dict[str, Any]] = {}  # resource -> what the current configuration set
         self._touched: list[str] = []
-        if self._members:
+        self.service = ServiceManager(loaded, self.journal) if loaded.spec.service is not None else None
+        if self._members or self.service is not None:
             self.journal.preflight([d for d in self.drivers.values() if d.changes_system])
-            self.journal.refuse_foreign(list(self._members))
+            self.journal.refuse_foreign([*self._members, *self._runtime])
+        if self.service is not None and self.service.managed:
+            # A server an earlier, killed session started and never stopped: stop it first.
+            svc = self.service.driver.resource()
+            stale = [e for e in self.journal.active() if e.resource == svc]
+            if stale:
+                self.journal.restore(stale)
+            self._pre_active.discard(svc)
 
     @property
     def has_system_knobs(self) -> bool:
@@ -92,6 +113,7 @@ class Configurator:
         read back, each owed restart run once) and return the benchmark context (params,
         env) for all knobs, using defaults for unset params/env."""
         ctx = BenchContext()
+        service_env: dict[str, str] = {}  # env/library knobs of scope service
         for name, driver in self.drivers.items():
             if driver.changes_system:
                 continue
@@ -102,15 +124,28 @@ class Configurator:
                 if current is None:
                     continue
                 text = current
+            env = service_env if getattr(driver.model, "scope", "benchmark") == "service" else ctx.env
             if driver.kind == "param":
                 ctx.params[name] = text
             elif driver.kind == "env":
-                ctx.env[driver.var] = text  # type: ignore[attr-defined]
+                env[driver.var] = text  # type: ignore[attr-defined]
             elif driver.kind == "library":
-                ctx.env.update(driver.bench_env(text))  # type: ignore[attr-defined]
-        if self._members:
-            self._configure(values)
+                env.update(driver.bench_env(text))  # type: ignore[attr-defined]
+        self._target = {}
+        restart_service = self._configure(values, self._members, journaled=True) if self._members else set()
+        if self.service is not None:
+            params = {n: ctx.params[n] for n in self.loaded.spec.service_params() if n in ctx.params}
+            try:
+                self.service.ensure(params, service_env, restart_service)
+            except ServiceError as exc:
+                raise KnobError(exc.message) from None
+            if self._runtime:
+                # A server hone runs loses its runtime settings when it stops: nothing to journal.
+                self._configure(values, self._runtime, journaled=not self.service.managed)
+        if self._members or self.service is not None:
             ctx.check = self.verify
+        if self.service is not None and self.service.managed:
+            ctx.abort = self.service.death
         return ctx
 
     def _base_of(self, resource: str, part: KnobDriver) -> dict[str, Any]:
@@ -119,10 +154,24 @@ class Configurator:
             self._touched.append(resource)
         return self._base[resource]
 
-    def _configure(self, values: dict[str, Scalar]) -> None:
-        restarts: dict[str, tuple[list[str], float]] = {}
+    def _service_restarts(self, part: KnobDriver) -> list[Restart]:
+        """The restart commands a change of ``part`` owes the service managed elsewhere (on
+        the part's host when the service has hosts), for the journal: ``hone rollback``
+        restarts it on its original configuration, node by node."""
+        if self.service is None or self.service.managed or not part.restarts_service():
+            return []
+        host = getattr(part, "host", None)
+        return [r for h, r in self.service.restarts() if h is None or host is None or h == host]
+
+    def _configure(self, values: dict[str, Scalar], groups: dict[str, list[tuple[str, KnobDriver]]], *,
+                   journaled: bool) -> set[str | None]:
+        """Write each resource's target (journaled first when ``journaled``), run the owed
+        restart commands once, read back. Returns the hosts whose service a changed resource
+        restarts (None: a local resource, the whole service)."""
+        restart_service: set[str | None] = set()
+        restarts: dict[str, Restart] = {}
         targets: dict[str, dict[str, Any]] = {}
-        for resource, members in self._members.items():
+        for resource, members in groups.items():
             first = members[0][1]
             base = self._base_of(resource, first)
             state = base
@@ -133,29 +182,36 @@ class Configurator:
             if first.matches(state):
                 continue
             cmds = [c for _, part in members if (c := part.restart_command())]
-            self.journal.ensure_original(first, None if resource in self._pre_active else base, cmds)
-            for name, part in members:
-                if name in values:
-                    self.journal.note_set(part, part.model.format_value(values[name]))
+            owed = [c for _, part in members for c in self._service_restarts(part)]
+            restart_service |= {getattr(part, "host", None) for _, part in members if part.restarts_service()}
+            if journaled:
+                self.journal.ensure_original(first, None if resource in self._pre_active else base, cmds + owed)
+                for name, part in members:
+                    if name in values:
+                        self.journal.note_set(part, part.model.format_value(values[name]))
             first.restore(state)
             crash_point("configure.written")
-            for argv, timeout in cmds:
-                restarts.setdefault(json.dumps(argv), (argv, timeout))
-        self._target = targets
+            for cmd in cmds:
+                restarts.setdefault(cmd.key(), cmd)
+        self._target.update(targets)
         if restarts:
             crash_point("configure.restart")
-        for argv, timeout in restarts.values():
-            why = run_restart(argv, timeout)
+        for restart in restarts.values():
+            why = run_restart(restart)
             if why:
                 raise KnobError(why)
-        self.verify()
+        self.verify(service=False)
+        return restart_service
 
-    def verify(self) -> None:
+    def verify(self, service: bool = True) -> None:
         """Raise KnobError naming every knob that does not hold the value of the current
-        configuration (changed by the benchmark, a daemon, or refused by the system)."""
+        configuration (changed by the benchmark, a daemon, or refused by the system), or
+        when the service hone started is no longer running."""
+        if service and self.service is not None:
+            self.service.check()
         wrong = []
         for resource, state in self._target.items():
-            members = self._members[resource]
+            members = self._members.get(resource) or self._runtime[resource]
             if members[0][1].matches(state):
                 continue
             before = len(wrong)
@@ -176,27 +232,34 @@ class Configurator:
         """Put every resource this session touched back to its starting state, newest
         first, each read back; owed restarts run once. Returns problems."""
         problems: list[str] = []
-        active = {e.resource: e for e in self.journal.active()} if self._touched else {}
-        own = [active[r] for r in self._touched if r in active and r not in self._pre_active]
+        touched = list(self._touched)
+        if self.service is not None and self.service.managed:
+            try:
+                self.service.close()  # stop the server before its configuration goes back
+            except (HoneError, OSError) as exc:
+                problems.append(f"service {self.service.name}: {exc}")
+            touched.insert(0, self.service.driver.resource())
+        active = {e.resource: e for e in self.journal.active()} if touched else {}
+        own = [active[r] for r in touched if r in active and r not in self._pre_active]
         for outcome in self.journal.restore(own):
             if not outcome.ok:
                 problems.append(f"{outcome.ident}: {outcome.message}")
-        restarts: dict[str, tuple[list[str], float]] = {}
+        restarts: dict[str, Restart] = {}
         for resource in reversed(self._touched):
             if resource not in self._pre_active:
                 continue
-            members = self._members[resource]
+            members = self._members.get(resource) or self._runtime[resource]
             part, base = members[0][1], self._base[resource]
             try:
                 if not part.matches(base):
                     part.restore(base)
-                    restarts.update({json.dumps(c[0]): c for _, p in members if (c := p.restart_command())})
+                    restarts.update({c.key(): c for _, p in members if (c := p.restart_command())})
                     if not part.matches(base):
                         problems.append(f"{resource}: does not read back its starting state")
             except (KnobError, HoneError, OSError) as exc:
                 problems.append(f"{resource}: {exc}")
-        for argv, timeout in restarts.values():
-            why = run_restart(argv, timeout, RESTART_PAUSES)
+        for restart in restarts.values():
+            why = run_restart(restart, RESTART_PAUSES)
             if why:
                 problems.append(why)
         self._touched.clear()

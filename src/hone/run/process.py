@@ -43,6 +43,8 @@ from hone.errors import HoneError
 OWNER_ENV = "HONE_OWNER"
 #: Seconds a process gets between SIGTERM and SIGKILL when hone stops it.
 GRACE_S = 1.0
+#: Seconds between two looks at a run's abort condition.
+ABORT_POLL_S = 0.2
 #: Seconds a process a daemon-sparing call left in its group gets to detach (setsid).
 DETACH_S = 0.5
 _SPARE = "spare"
@@ -66,6 +68,8 @@ class ProcessResult:
     extra: dict[str, float] = field(default_factory=dict)
     #: Processes the command left running that hone killed after it exited ("sleep 3021").
     leftovers: list[str] = field(default_factory=list)
+    #: Why the command was killed before it finished (``abort_if`` of :func:`run_process`).
+    aborted: str | None = None
 
     @property
     def cpu_s(self) -> float:
@@ -74,7 +78,7 @@ class ProcessResult:
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
+        return self.returncode == 0 and not self.timed_out and self.aborted is None
 
     def stderr_tail(self, lines: int = 5) -> str:
         tail = self.stderr.strip().splitlines()[-lines:]
@@ -83,6 +87,8 @@ class ProcessResult:
     def describe_failure(self) -> str:
         """One line: timeout, signal or exit code, and the tail of stderr."""
         name = self.argv[0] if self.argv else "?"
+        if self.aborted is not None:
+            return f"{name} was stopped: {self.aborted}"
         if self.timed_out:
             what = f"{name} timed out after {self.wall_s:.1f} s (process group killed)"
         elif self.signal is not None:
@@ -428,6 +434,7 @@ def run_process(
     check: bool = False,
     spare_daemons: bool = False,
     label: str | None = None,
+    abort_if: Callable[[], str | None] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` (no shell) in its own process group; kill the group on timeout.
 
@@ -440,6 +447,9 @@ def run_process(
     With ``spare_daemons`` (a knob command that may restart a service, ssh with its shared
     connection) processes with a session of their own are left running after the command
     exits; on timeout or an exception they are killed too.
+
+    ``abort_if`` is polled while the command runs; when it returns a reason the command is
+    killed and the result carries it in ``aborted`` (a failure).
     """
     argv = [str(a) for a in argv]
     pipe = subprocess.PIPE if capture else subprocess.DEVNULL
@@ -514,8 +524,18 @@ def run_process(
             t.start()
             threads.append(t)
 
-        timed_out = not done.wait(timeout)
-        if timed_out:
+        aborted = None
+        if abort_if is None:
+            timed_out = not done.wait(timeout)
+        else:
+            # Poll the abort condition while waiting (a server the command talks to died: no
+            # point in waiting for the timeout of a client that retries forever).
+            deadline = time.monotonic() + timeout
+            while not done.wait(max(0.0, min(ABORT_POLL_S, deadline - time.monotonic()))):
+                if time.monotonic() >= deadline or (aborted := abort_if()) is not None:
+                    break
+            timed_out = not done.is_set() and aborted is None
+        if not done.is_set():
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -523,7 +543,7 @@ def run_process(
             done.wait()
         # The child has exited (wall time is already taken): stop what it left running,
         # which may also be what holds the output pipes open.
-        leftovers = _sweep(call, everything=timed_out)
+        leftovers = _sweep(call, everything=timed_out or aborted is not None)
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM, an error): stop the command and all it started, and
         # give the reaper thread a moment to collect the child before the interrupt goes on.
@@ -559,6 +579,7 @@ def run_process(
         timed_out=timed_out,
         signal=sig,
         leftovers=[p.describe() for p in leftovers],
+        aborted=aborted,
     )
     if leftovers and not timed_out:
         n = len(leftovers)

@@ -9,9 +9,8 @@ from typing import Any
 from hone.errors import BenchmarkError, HoneError
 from hone.fingerprint import fingerprint
 from hone.journal import machine_lock_if
-from hone.knobs import driver_for
 from hone.run.benchmark import Measurement, run_once
-from hone.run.configure import Configurator
+from hone.run.configure import Configurator, changes_machine
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 from hone.stats.summary import Summary, summarize
@@ -79,8 +78,7 @@ def run_spec(
         raise HoneError(f"--repeats must be at least 1, got {repeats}")
     started = time.time()
     runs: list[Measurement] = []
-    system = any(driver_for(k).changes_system for k in loaded.spec.knobs)
-    with machine_lock_if(system, f"hone run {loaded.path}"):
+    with machine_lock_if(changes_machine(loaded), f"hone run {loaded.path}"):
         configurator = Configurator(loaded)
         problems: list[str] = []
         try:

@@ -27,7 +27,9 @@ Where A-Tune's own semantics are broken hone does the right thing, on purpose:
   metrics, ``<= threshold`` for minimized ones (infeasible trials are never recommended).
 * the objective is A-Tune's weighted sum of % change against the baseline; a metric whose
   baseline is 0 uses its absolute change (A-Tune aborts).
-* ``needrestart: true`` wraps ``set`` as ``stopworkload; set; startworkload``.
+* ``needrestart: true`` makes the knob ``restart: service`` and ``stopworkload`` +
+  ``startworkload`` the service's ``restart`` command: one stop/start per configuration
+  after all of its sets (A-Tune stops and starts the workload once per knob).
 """
 
 from __future__ import annotations
@@ -110,11 +112,10 @@ def knob_from_object(obj: Any, i: int, src: LocatedYaml, server: dict[str, Any])
         if not info.get(key):
             raise _err(src, (*loc, "info"), f"required key {key} missing")
     set_cmd = _quoted(src, (*loc, "info", "set"), str(info["set"]), "value")
-    if _truthy(info.get("needrestart", False)):
-        stop, start = server.get("stopworkload"), server.get("startworkload")
-        set_cmd = "\n".join(c for c in (stop, set_cmd, start) if c)
     knob: dict[str, Any] = {"name": str(obj["name"]), "kind": "script", "get": str(info["get"]), "set": set_cmd,
                             "shell": True}
+    if _truthy(info.get("needrestart", False)) and _workload_restart(server):
+        knob["restart"] = "service"  # one stop/start per configuration, after all of its sets
     if info.get("desc"):
         knob["description"] = str(info["desc"])
     kind = str(info.get("type", "discrete")).strip().lower()
@@ -151,6 +152,12 @@ def knob_from_object(obj: Any, i: int, src: LocatedYaml, server: dict[str, Any])
     if step != 1:
         knob["step"] = step
     return knob
+
+
+def _workload_restart(server: dict[str, Any]) -> str | None:
+    """The server's ``stopworkload`` then ``startworkload`` as one shell text (None if empty)."""
+    parts = [str(c) for c in (server.get("stopworkload"), server.get("startworkload")) if c]
+    return "\n".join(parts) or None
 
 
 def metric_from_evaluation(ev: Any, i: int, src: LocatedYaml) -> dict[str, Any]:
@@ -208,6 +215,8 @@ def translate(client: LocatedYaml, server: LocatedYaml) -> dict[str, Any]:
         check_name(name)
     except ValueError as exc:
         raise _err(client if c.get("project") else server, ("project",), str(exc)) from None
+    knobs = [knob_from_object(o, i, server, s) for i, o in enumerate(objects)]
+    restart = _workload_restart(s)
     return {
         "name": name,
         "description": f"A-Tune pair {client.path} + {server.path} (engine {engine})",
@@ -216,8 +225,10 @@ def translate(client: LocatedYaml, server: LocatedYaml) -> dict[str, Any]:
         "benchmark": {"command": str(c["benchmark"]), "shell": True, "timeout": 3600, "repeats": 3,
                       "cwd": str(Path(client.path).resolve().parent)},
         "metrics": [metric_from_evaluation(ev, i, client) for i, ev in enumerate(evaluations)],
-        "knobs": [knob_from_object(o, i, server, s) for i, o in enumerate(objects)],
+        "knobs": knobs,
         "tune": tune,
+        **({"service": {"restart": restart, "shell": True}} if restart and any(
+            k.get("restart") == "service" for k in knobs) else {}),
     }
 
 

@@ -244,6 +244,9 @@ class KnobBase(StrictModel):
     encode: list[str] | None = None
     safety: Literal["safe", "dangerous"] = "safe"
     allow_dangerous: bool = False
+    #: What this knob trades for speed (e.g. durability), printed beside any recommendation
+    #: or apply that sets it: text for every value, or a mapping value → text.
+    risk: str | dict[str, str] | None = None
     description: str | None = None
     # Remote targets (hone.knobs.remote): set this knob over SSH on every host, journaled
     # per host. "[user@]host[:port]"; ssh_options are extra ``ssh -o Key=Value``.
@@ -317,8 +320,8 @@ class KnobBase(StrictModel):
     @model_validator(mode="after")
     def _domain(self) -> KnobBase:
         kind = getattr(self, "kind", None)
-        if self.hosts and kind in ("param", "env", "file"):
-            raise ValueError(f"expected no hosts on a {kind} knob (remote targets: sysctl, sysfs, script)")
+        if self.hosts and kind in ("param", "env"):
+            raise ValueError(f"expected no hosts on a {kind} knob (remote targets: sysctl, sysfs, file, script)")
         if self.type is None:
             if self.values is not None:
                 self.type = "categorical"
@@ -433,11 +436,13 @@ class ParamKnob(KnobBase):
 
 
 class EnvKnob(KnobBase):
-    """Set in the benchmark's environment as ``var`` (default: the knob name)."""
+    """Set in the benchmark's environment as ``var`` (default: the knob name); with
+    ``scope: service`` in the service's instead (a change restarts it)."""
 
     kind: Literal["env"]
     var: str | None = None
     default: Scalar | None = None
+    scope: Literal["benchmark", "service"] = "benchmark"
 
 
 def sysctl_parts(key: str) -> list[str]:
@@ -518,12 +523,17 @@ class FileKnob(KnobBase):
     kind: Literal["file"]
     path: str
     key: str
-    format: Literal["auto", "conf", "ini", "env", "yaml", "json"] = "auto"
+    format: Literal["auto", "conf", "ini", "env", "yaml", "json", "toml", "nginx", "properties"] = "auto"
     section: str | None = None
+    #: A command run once after a configuration changed this file, or ``service``: restart
+    #: the spec's service (once per configuration, however many knobs asked for it).
     restart: Argv | None = None
     restart_timeout: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
 
-    _cmd = field_validator("restart", mode="before")(_check_command)
+    @field_validator("restart", mode="before")
+    @classmethod
+    def _restart(cls, value: Any) -> Any:
+        return value if value == "service" else _check_command(value)
 
 
 class ScriptKnob(KnobBase):
@@ -536,6 +546,12 @@ class ScriptKnob(KnobBase):
     set: Argv
     shell: bool = False
     timeout: float = Field(60.0, gt=0, le=MAX_TIMEOUT_S)
+    #: ``service``: a changed value takes effect when the spec's service restarts (A-Tune's
+    #: ``needrestart``); hone restarts it once after all of a configuration's writes.
+    restart: Literal["service"] | None = None
+    #: ``service``: a setting of the running service (Redis ``CONFIG SET``): read and set once
+    #: the service is up, set again after every restart.
+    scope: Literal["system", "service"] = "system"
 
     _cmd = field_validator("get", "set", mode="before")(_check_command)
 
@@ -569,6 +585,7 @@ class LibraryKnob(KnobBase):
     kind: Literal["library"]
     default: Scalar | None = None
     paths: dict[str, str] = Field(default_factory=dict)
+    scope: Literal["benchmark", "service"] = "benchmark"  # service: preloaded into the server
 
     @model_validator(mode="after")
     def _known_libraries(self) -> LibraryKnob:
@@ -596,6 +613,159 @@ Knob = Annotated[
 KNOB_KINDS = ("param", "env", "sysctl", "sysfs", "file", "script", "library", "binary")
 
 
+# ---------------------------------------------------------------- service
+
+_ADDRESS = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._{}-]+):(?P<port>[0-9]{1,5}|\{host_port\})")
+SIGNALS = ("TERM", "INT", "QUIT", "HUP", "KILL", "USR1", "USR2")
+
+
+class ReadyProbe(StrictModel):
+    """When a started service is ready: exactly one of a TCP port that accepts connections
+    (``host:port``), an HTTP URL that answers, a command that exits 0, or a regular
+    expression in the service's log. Polled every ``interval`` s for up to ``timeout`` s.
+    With ``hosts`` on the service, ``{host}`` in the probe is each host's address."""
+
+    tcp: str | None = None
+    http: str | None = None
+    command: Argv | None = None
+    log: str | None = None
+    timeout: float = Field(30.0, gt=0, le=MAX_TIMEOUT_S)
+    interval: float = Field(0.2, gt=0, le=60)
+
+    _cmd = field_validator("command", mode="before")(_check_command)
+
+    @field_validator("tcp")
+    @classmethod
+    def _tcp(cls, value: str | None) -> str | None:
+        if value is not None and not _ADDRESS.fullmatch(value):
+            raise ValueError(f"expected host:port like 127.0.0.1:6379, got {_show(value)}")
+        return value
+
+    @field_validator("http")
+    @classmethod
+    def _http(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"https?://[^/\s]+", value):
+            raise ValueError(f"expected an http:// or https:// URL, got {_show(value)}")
+        return value
+
+    @field_validator("log")
+    @classmethod
+    def _log(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"expected a valid regular expression, got {_show(value)} ({exc})") from None
+        return value
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ReadyProbe:
+        given = [k for k in ("tcp", "http", "command", "log") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(f"expected exactly one of tcp, http, command, log, got {given or 'none'}")
+        return self
+
+    def address(self) -> tuple[str, int] | None:
+        """The (host, port) the service listens on, from ``tcp`` or ``http`` (None otherwise)."""
+        from urllib.parse import urlsplit
+
+        if self.tcp is not None:
+            host, _, port = self.tcp.rpartition(":")
+            return host.strip("[]"), int(port)
+        if self.http is not None:
+            url = urlsplit(self.http)
+            return (url.hostname or "127.0.0.1"), url.port or (443 if url.scheme == "https" else 80)
+        return None
+
+
+class StopSpec(StrictModel):
+    """How to stop a service hone started: a signal to its process group (then SIGKILL after
+    ``timeout`` s), or a command."""
+
+    signal: str = "TERM"
+    command: Argv | None = None
+    timeout: float = Field(20.0, gt=0, le=MAX_TIMEOUT_S)
+
+    _cmd = field_validator("command", mode="before")(_check_command)
+
+    @field_validator("signal", mode="before")
+    @classmethod
+    def _signal(cls, value: Any) -> Any:
+        text = str(value).upper().removeprefix("SIG")
+        if text not in SIGNALS:
+            raise ValueError(f"expected one of {', '.join(SIGNALS)}, got {_show(value)}")
+        return text
+
+
+class ServiceWarmup(StrictModel):
+    """Untimed load after each start, before the first measured run: ``command`` once, or
+    repeated for ``seconds``."""
+
+    command: Argv
+    seconds: float | None = Field(None, gt=0, le=MAX_TIMEOUT_S)
+    timeout: float = Field(600.0, gt=0, le=MAX_TIMEOUT_S)
+
+    _cmd = field_validator("command", mode="before")(_check_command)
+
+
+class Service(StrictModel):
+    """The server the benchmark measures. Either hone runs it — ``start`` (argv, ``{param}``
+    placeholders like the benchmark command), ``ready``, ``stop``, optional ``user``,
+    ``warmup`` — or it is managed elsewhere (systemd, a cluster): ``restart`` (a command),
+    optional ``ready``, optional ``hosts`` (restarted one by one over ssh, each ready before
+    the next)."""
+
+    name: str | None = None
+    start: Argv | None = None
+    shell: bool = False
+    ready: ReadyProbe | None = None
+    stop: StopSpec = Field(default_factory=StopSpec)
+    restart: Argv | None = None
+    restart_timeout: float = Field(300.0, gt=0, le=MAX_TIMEOUT_S)
+    user: str | None = None
+    cwd: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    warmup: ServiceWarmup | None = None
+    hosts: list[str] | None = None
+    ssh_options: list[str] = Field(default_factory=list)
+
+    _cmd = field_validator("start", "restart", mode="before")(_check_command)
+    _hosts = field_validator("hosts", mode="before")(KnobBase._hosts.__func__)  # type: ignore[attr-defined]
+    _ssh = field_validator("ssh_options", mode="before")(KnobBase._ssh_options.__func__)  # type: ignore[attr-defined]
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _env_strings(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str | None) -> str | None:
+        return value if value is None else check_name(value)
+
+    @model_validator(mode="after")
+    def _mode(self) -> Service:
+        if (self.start is None) == (self.restart is None):
+            raise ValueError("expected start: (hone runs the server) or restart: (it is managed elsewhere), not "
+                             + ("both" if self.start is not None else "neither"))
+        if self.start is not None:
+            if self.ready is None:
+                raise ValueError("expected ready: {tcp: HOST:PORT} (or http, command, log) with start: hone must "
+                                 "know when the server is up")
+            if self.hosts:
+                raise ValueError("expected no hosts with start: (servers on other hosts are restarted with "
+                                 "restart: over ssh)")
+        else:
+            for key in ("user", "warmup", "cwd"):
+                if getattr(self, key):
+                    raise ValueError(f"expected no {key} with restart: (hone does not run this server)")
+            if self.ready is not None and self.ready.log is not None:
+                raise ValueError("expected ready: tcp, http or command with restart: (hone has no log of it)")
+        return self
+
+
 # ---------------------------------------------------------------- tune
 
 
@@ -611,11 +781,21 @@ class Tune(StrictModel):
     top_k: int = Field(3, ge=1)
     objective: Literal["weighted", "single", "pareto"] | None = None
     random_starts: int | None = Field(None, ge=1)
+    ablation: bool = True  # which of a multi-knob winner's changes hold its gain
+    ablation_rounds: int | None = Field(None, ge=1)  # default: the confirmation's
+    max_time: float | None = None  # seconds for the whole session; "90s", "45m", "2h" in YAML
 
     @field_validator("study")
     @classmethod
     def _study_name(cls, value: str | None) -> str | None:
         return value if value is None else check_name(value)
+
+    @field_validator("max_time", mode="before")
+    @classmethod
+    def _max_time(cls, value: Any) -> float | None:
+        from hone.durations import parse_duration
+
+        return None if value is None else parse_duration(value)
 
 
 # ---------------------------------------------------------------- build (hone pgo)
@@ -685,6 +865,7 @@ class Spec(StrictModel):
     knobs: list[Knob] = Field(default_factory=list)
     tune: Tune = Field(default_factory=Tune)
     build: Build | None = None
+    service: Service | None = None
 
     @field_validator("name")
     @classmethod
@@ -712,6 +893,30 @@ class Spec(StrictModel):
                 raise ValueError(f"expected distinct knob names, got {k.name!r} twice")
             seen.add(k.name)
         return value
+
+    @model_validator(mode="after")
+    def _service_knobs(self) -> Spec:
+        for k in self.knobs:
+            uses = getattr(k, "restart", None) == "service" or getattr(k, "scope", "benchmark") == "service"
+            if uses and self.service is None:
+                raise ValueError(f"knobs: {k.name} restarts the service, but the spec has no service: section")
+            if k.kind in ("env", "library") and k.scope == "service" and self.service is not None \
+                    and self.service.start is None:
+                raise ValueError(f"knobs: {k.name} has scope: service, which needs a service hone starts (start:)")
+        if self.service is not None and self.service.start is not None:
+            params = {k.name for k in self.knobs if k.kind == "param"}
+            for arg in to_argv(self.service.start, self.service.shell):
+                for name in PLACEHOLDER.findall(arg):
+                    if name not in params:
+                        raise ValueError(f"service.start: placeholder {{{name}}} names no param knob"
+                                         f" (params: {', '.join(sorted(params)) or 'none'})")
+        return self
+
+    def service_params(self) -> set[str]:
+        """The param knobs the service's start command uses (a change restarts it)."""
+        if self.service is None or self.service.start is None:
+            return set()
+        return {n for arg in to_argv(self.service.start, self.service.shell) for n in PLACEHOLDER.findall(arg)}
 
     @model_validator(mode="after")
     def _placeholders(self) -> Spec:

@@ -38,7 +38,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from hone.run.benchmark import Measurement, run_once
 from hone.run.configure import BenchContext, Configurator
-from hone.run.schedule import Variant, run_interleaved
+from hone.run.schedule import InterleavedResult, Variant, run_interleaved
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 from hone.stats.paired import PairedComparison, compare_paired, min_rounds_for_alpha
@@ -150,6 +150,24 @@ def confirm_candidates(
     The baseline arm is the session's starting state (no values: every resource back to
     it), not the values read at the start — a key that was absent is absent again."""
     rounds = max(rounds, min_rounds_for_alpha(0.05))
+    arms = {BASELINE: {}} | {c.name: c.config for c in candidates}
+    result = measure_arms(loaded, configurator, arms, rounds=rounds, warmup=warmup, seed=seed, on_run=on_run)
+    base_runs = result.runs[BASELINE]
+    out = []
+    for c in candidates:
+        cand_runs = result.runs[c.name]
+        comparison, per_metric = compare_runs(objective, base_runs, cand_runs, threshold=threshold, seed=seed)
+        values = [objective.values(_means_of(r))[0] for r in cand_runs if r.ok] if objective.mode != "pareto" else []
+        out.append(Confirmation(c, comparison, _mean_metrics(cand_runs), _mean_metrics(base_runs), per_metric,
+                                values))
+    return out
+
+
+def measure_arms(loaded: LoadedSpec, configurator: Configurator, arms: dict[str, dict[str, Scalar]], *,
+                 rounds: int, warmup: int, seed: int,
+                 on_run: Callable[[int, str, Measurement], None] | None = None) -> InterleavedResult:
+    """Measure named configurations in interleaved, randomly ordered rounds; each run first
+    applies its arm (the session's starting state with the arm's values on top)."""
     contexts: dict[str, BenchContext] = {}
 
     def variant(name: str, config: dict[str, Scalar]) -> Variant:
@@ -158,33 +176,32 @@ def confirm_candidates(
 
         return Variant(name, run=lambda: run_once(loaded, contexts[name]), prepare=prepare)
 
-    variants = [variant(BASELINE, {})] + [variant(c.name, c.config) for c in candidates]
-    result = run_interleaved(variants, rounds=rounds, warmup=warmup, seed=seed, on_run=on_run)
-    base_runs = result.runs[BASELINE]
-    out = []
-    for c in candidates:
-        cand_runs = result.runs[c.name]
-        ref_fig, cand_fig, goal = [], [], "maximize"
-        for b, r in zip(base_runs, cand_runs, strict=True):
-            if b.ok and r.ok:
-                fb, goal = objective.figure(_means_of(b))
-                fc, _ = objective.figure(_means_of(r))
-                ref_fig.append(fb)
-                cand_fig.append(fc)
-            else:
-                ref_fig.append(math.nan)
-                cand_fig.append(math.nan)
-        comparison = compare_paired(ref_fig, cand_fig, goal=goal, threshold=threshold, seed=seed)  # type: ignore[arg-type]
-        per_metric = {}
-        for m in objective.metrics:
-            ref = [b.metrics.get(m.name, math.nan) if b.ok else math.nan for b in base_runs]
-            cand = [r.metrics.get(m.name, math.nan) if r.ok else math.nan for r in cand_runs]
-            per_metric[m.name] = compare_paired(ref, cand, goal=m.goal or "maximize",  # type: ignore[arg-type]
-                                                threshold=threshold, seed=seed)
-        values = [objective.values(_means_of(r))[0] for r in cand_runs if r.ok] if objective.mode != "pareto" else []
-        out.append(Confirmation(c, comparison, _mean_metrics(cand_runs), _mean_metrics(base_runs), per_metric,
-                                values))
-    return out
+    variants = [variant(name, config) for name, config in arms.items()]
+    return run_interleaved(variants, rounds=rounds, warmup=warmup, seed=seed, on_run=on_run)
+
+
+def compare_runs(objective: Objective, reference: list[Measurement], candidate: list[Measurement], *,
+                 threshold: float, seed: int) -> tuple[PairedComparison, dict[str, PairedComparison]]:
+    """Two arms of one interleaved block compared round by round: on the objective's figure
+    (the verdict) and on each scored metric. A round where either run failed is dropped."""
+    ref_fig, cand_fig, goal = [], [], "maximize"
+    for b, r in zip(reference, candidate, strict=True):
+        if b.ok and r.ok:
+            fb, goal = objective.figure(_means_of(b))
+            fc, _ = objective.figure(_means_of(r))
+            ref_fig.append(fb)
+            cand_fig.append(fc)
+        else:
+            ref_fig.append(math.nan)
+            cand_fig.append(math.nan)
+    comparison = compare_paired(ref_fig, cand_fig, goal=goal, threshold=threshold, seed=seed)  # type: ignore[arg-type]
+    per_metric = {}
+    for m in objective.metrics:
+        ref = [b.metrics.get(m.name, math.nan) if b.ok else math.nan for b in reference]
+        cand = [r.metrics.get(m.name, math.nan) if r.ok else math.nan for r in candidate]
+        per_metric[m.name] = compare_paired(ref, cand, goal=m.goal or "maximize",  # type: ignore[arg-type]
+                                            threshold=threshold, seed=seed)
+    return comparison, per_metric
 
 
 def model_observations(values: list[float], repeats: int) -> list[float]:

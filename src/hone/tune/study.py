@@ -231,16 +231,18 @@ def run_trials(
     warmup: int,
     on_trial: Callable[[TrialOutcome], None] | None = None,
     spec_text: str | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> None:
     """Run trials until ``study`` holds ``budget`` finished ones (any worker's count).
 
     Each trial: ask → apply (journaled) → warm-up + ``repeats`` runs → tell. A failing,
     timed-out or unparsable run, or a knob the system refuses, fails the trial with its
     reason in ``fail_reason``; the loop goes on. Ctrl-C/SIGTERM fails the running trial as
-    interrupted, re-enqueues its params and re-raises (callers restore the knobs)."""
+    interrupted, re-enqueues its params and re-raises (callers restore the knobs).
+    ``should_stop()``, asked before each trial, ends the loop early (a time budget)."""
     host, pid = socket.gethostname(), os.getpid()
     spec_text = spec_text if spec_text is not None else loaded.path.read_text()
-    while len(finished_trials(study)) < budget:
+    while len(finished_trials(study)) < budget and not (should_stop and should_stop()):
         trial = study.ask(space.distributions)
         started = time.perf_counter()
         trial.set_user_attr("host", host)

@@ -1,4 +1,4 @@
-"""``hone tune`` end to end: baseline → trials → confirmation → recommendation.
+"""``hone tune`` end to end: baseline → trials → confirmation → ablation → recommendation.
 
 Every knob is restored at the end (also on a failure, Ctrl-C or SIGTERM) unless
 ``apply_best`` keeps the *confirmed* winner applied (journaled; `hone rollback` undoes it).
@@ -24,18 +24,28 @@ from hone.errors import HoneError
 from hone.fleet.storage import mask_url, prepare_storage
 from hone.journal import Journal, machine_lock_if
 from hone.knobs import driver_for
+from hone.knobs.risk import risks
 from hone.paths import default_storage_url
 from hone.run.benchmark import Measurement
-from hone.run.configure import Configurator
+from hone.run.configure import Configurator, changes_machine
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
-from hone.tune.confirm import Confirmation, confirm_candidates, model_observations, pick_candidates, recommend
+from hone.tune.ablation import Ablation, ablate, changed_knobs
+from hone.tune.confirm import (
+    Candidate,
+    Confirmation,
+    confirm_candidates,
+    model_observations,
+    pick_candidates,
+    recommend,
+)
 from hone.tune.gp import HoneGPSampler
 from hone.tune.importance import knob_importances
 from hone.tune.objective import Objective, build_objective
 from hone.tune.samplers import make_sampler
 from hone.tune.space import SearchSpace
 from hone.tune.study import (
+    ATTR_BASELINE,
     ATTR_SPEC,
     TrialOutcome,
     constraints_from_attrs,
@@ -46,6 +56,7 @@ from hone.tune.study import (
     recover_interrupted,
     run_trials,
 )
+from hone.tune.timebudget import MIN_ROUNDS, Plan, TimeBudget
 
 TUNE_FORMAT = "hone-tune/1"
 KEEP = "keep the current configuration"
@@ -71,6 +82,9 @@ class TuneSettings:
     top_k: int = 3
     threshold: float = 0.01
     workers: int = 1  # local `hone worker` processes for the trials (hone.fleet.local)
+    ablation: bool = True  # which of a multi-knob winner's changes matter (hone.tune.ablation)
+    ablation_rounds: int | None = None  # default: the confirmation's rounds
+    max_time: float | None = None  # seconds for the whole session (hone.tune.timebudget)
 
 
 @dataclass
@@ -80,6 +94,7 @@ class TuneEvents:
     on_phase: Callable[[str, str], None] | None = None  # (phase, message)
     on_trial: Callable[[TrialOutcome, optuna.Study], None] | None = None
     on_confirm_run: Callable[[int, str, Measurement], None] | None = None
+    on_ablation_run: Callable[[int, str, Measurement], None] | None = None
 
 
 @dataclass
@@ -105,6 +120,9 @@ class TuneResult:
     chosen_by: str | None = None  # how the winner was chosen among several confirmed candidates
     started: float = 0.0
     finished: float = 0.0
+    ablation: Ablation | None = None  # when it ran; ``winner`` is then the configuration it recommends
+    risks: list[dict[str, str]] = field(default_factory=list)  # trade-offs of the recommended values
+    budget: dict[str, Any] | None = None  # the time budget, the estimate and the time spent
 
     @property
     def verdict(self) -> str:
@@ -140,6 +158,7 @@ class TuneResult:
             "spec_name": self.spec_name,
             "recommended": dict(w.candidate.config) if w else None,
             "recommended_trial": w.candidate.trial_number if w else None,
+            "risks": self.risks,
             "chosen_by": self.chosen_by,
             "baseline_config": self.baseline.get("config", {}),
             "baseline": self.baseline.get("means", {}),
@@ -163,6 +182,8 @@ class TuneResult:
             "apply_command": self.apply_command(self.spec_path),
             "run_settings": self.run_settings(),
             "restore_problems": self.restore_problems,
+            "ablation": self.ablation.to_dict() if self.ablation else None,
+            "budget": self.budget,
             "started": self.started,
             "finished": self.finished,
         }
@@ -204,6 +225,10 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     errors; KeyboardInterrupt propagates after the knobs are restored."""
     events = events or TuneEvents()
     phase = events.on_phase or (lambda p, m: None)
+    clock = TimeBudget(settings.max_time)  # --max-time counts from here
+    if settings.max_time is not None and settings.workers > 1:
+        raise HoneError("--max-time needs the trials in this process, not in --workers",
+                        hint="leave out --workers, or --max-time (and the spec's tune.max_time)")
     spec = loaded.spec
     storage = settings.storage or spec.tune.storage or default_storage_url()
     if settings.workers > 1:
@@ -228,7 +253,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                            random_starts=settings.random_starts, distributions=space.distributions)
     started = time.time()
     system = [d for d in (driver_for(k) for k in spec.knobs) if d.changes_system]
-    with machine_lock_if(bool(system), f"hone tune {loaded.path}"):
+    with machine_lock_if(changes_machine(loaded), f"hone tune {loaded.path}"):
         journal = Journal()
         study = open_study(storage, name, objective, sampler, create=not settings.resume, spec_name=spec.name or "")
         if settings.resume:
@@ -251,12 +276,17 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         problems: list[str] = []
         try:
             phase("baseline", f"measuring the current configuration {repeats}× (noise estimate)")
+            fresh, mark = not study.user_attrs.get(ATTR_BASELINE), clock.elapsed()
             baseline = ensure_baseline(study, loaded, configurator, repeats=repeats, warmup=warmup)
+            clock.note_baseline(baseline, clock.elapsed() - mark if fresh else None, warmup)
             objective.baseline = {k: float(v) for k, v in baseline["means"].items()}
             noise = record_trial_noise(study, baseline, objective, repeats)
             if noise is not None and isinstance(sampler, HoneGPSampler) and sampler.noisy(study):
                 phase("noise", f"~{100 * noise:.1f}% per trial (baseline CV/√{repeats}): half the GP's"
                       " suggestions are Thompson samples")
+            plan = _plan(settings, study, space, warmup, repeats)
+            phase("estimate", clock.begin(plan))
+            _say_cuts(clock, phase)
             phase("trials", f"study {name!r} in {mask_url(storage)}: {settings.trials} trials, sampler "
                   f"{settings.sampler}" + (f", {settings.workers} workers" if settings.workers > 1 else ""))
             if settings.workers > 1:
@@ -265,21 +295,36 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                                   on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
             else:
                 run_trials(study, loaded, configurator, space, objective, budget=settings.trials, repeats=repeats,
-                           warmup=warmup,
+                           warmup=warmup, should_stop=clock.stop_search,
                            on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
+            clock.end_search()
+            if clock.stopped:
+                phase("budget", f"search stopped after {len(finished_trials(study)) - plan.done} of {plan.trials}"
+                      f" trials: {clock.stopped}")
             candidates = pick_candidates(study, objective, settings.top_k,
                                          model=sampler if isinstance(sampler, HoneGPSampler) else None)
             confirmations: list[Confirmation] = []
             if candidates and settings.confirm_rounds > 0:
+                arms = len(candidates) + 1
+                rounds = clock.confirm_rounds(settings.confirm_rounds, arms,
+                                              _ablation_arms(settings, loaded, candidates, baseline))
+                _say_cuts(clock, phase)
+                mark = clock.elapsed()
                 phase("confirm", f"confirming the top {len(candidates)} against the baseline in interleaved rounds")
                 confirmations = confirm_candidates(
                     loaded, configurator, objective, candidates,
-                    rounds=settings.confirm_rounds, warmup=min(1, warmup), seed=seed or 0,
+                    rounds=rounds, warmup=min(1, warmup), seed=seed or 0,
                     threshold=settings.threshold, on_run=events.on_confirm_run,
                 )
+                clock.note_runs(clock.elapsed() - mark, (rounds + min(1, warmup)) * arms)
             order = _model_order(sampler, study, confirmations, repeats)
             winner = recommend(confirmations, order)
             chosen_by = _chosen_by(confirmations, order)
+            ablation = None if winner is None else _ablate_winner(
+                loaded, configurator, objective, winner, baseline, settings, clock, events,
+                warmup=min(1, warmup), seed=seed or 0)
+            if ablation is not None and ablation.confirmation is not None:
+                winner = ablation.confirmation  # the minimal configuration is the recommendation
             if settings.apply_best and winner is not None:
                 configurator.apply(winner.candidate.config)
                 applied = True
@@ -294,10 +339,53 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         sampler=settings.sampler, objective=objective, baseline=baseline, trials=len(trials), failed_trials=failed,
         confirmations=confirmations, winner=winner, importances=importances, applied=applied,
         restore_problems=problems, chosen_by=chosen_by, started=started, finished=time.time(),
+        ablation=ablation, budget=clock.to_dict(len(trials)),
         system_knobs=[n for n, d in configurator.drivers.items() if d.changes_system],
+        risks=risks(list(spec.knobs), dict(winner.candidate.config)) if winner is not None else [],
     )
     study.set_user_attr("hone_result", _jsonable(result.to_json()))
     return result
+
+
+def _plan(settings: TuneSettings, study: optuna.Study, space: SearchSpace, warmup: int, repeats: int) -> Plan:
+    """The work left after the baseline, for the estimate and --max-time; the ablation is
+    counted at its largest (every knob changed)."""
+    done = len(finished_trials(study))
+    confirm = max(settings.confirm_rounds, MIN_ROUNDS) if settings.confirm_rounds > 0 else 0
+    knobs = len(space.distributions)
+    return Plan(trials=max(0, settings.trials - done), runs_per_trial=warmup + repeats,
+                confirm_arms=settings.top_k + 1 if confirm else 0, confirm_rounds=confirm,
+                ablation_arms=knobs + 1 if settings.ablation and confirm and knobs >= 2 else 0,
+                ablation_rounds=max(settings.ablation_rounds or confirm, MIN_ROUNDS),
+                warmup_rounds=min(1, warmup), workers=settings.workers, done=done)
+
+
+def _ablation_arms(settings: TuneSettings, loaded: LoadedSpec, candidates: list[Candidate],
+                   baseline: dict[str, Any]) -> int:
+    """The ablation's leave-one-out arms if the candidate changing the most knobs wins (0: none)."""
+    most = max(len(changed_knobs(loaded, c.config, baseline.get("config", {}))) for c in candidates)
+    return most + 1 if settings.ablation and most >= 2 else 0
+
+
+def _ablate_winner(loaded: LoadedSpec, configurator: Configurator, objective: Objective, winner: Confirmation,
+                   baseline: dict[str, Any], settings: TuneSettings, clock: TimeBudget, events: TuneEvents, *,
+                   warmup: int, seed: int) -> Ablation | None:
+    """The ablation of a winner that changes two or more knobs (None when off or not needed)."""
+    phase = events.on_phase or (lambda p, m: None)
+    changed = changed_knobs(loaded, winner.candidate.config, baseline.get("config", {}))
+    if not settings.ablation or len(changed) < 2:
+        return None
+    rounds = clock.ablation_rounds(settings.ablation_rounds or settings.confirm_rounds, len(changed) + 1)
+    _say_cuts(clock, phase)
+    phase("ablation", f"which of the winner's {len(changed)} changes hold its gain: the winner vs the winner with"
+          " each change undone, interleaved")
+    return ablate(loaded, configurator, objective, winner, baseline.get("config", {}), rounds=rounds, warmup=warmup,
+                  seed=seed, threshold=settings.threshold, on_run=events.on_ablation_run)
+
+
+def _say_cuts(clock: TimeBudget, phase: Callable[[str, str], None]) -> None:
+    for cut in clock.unsaid():
+        phase("budget", cut)
 
 
 def _model_order(sampler: optuna.samplers.BaseSampler, study: optuna.Study, confirmations: list[Confirmation],

@@ -1,0 +1,259 @@
+"""``hone tune``'s clock: the estimate of a study's duration, and ``--max-time``.
+
+After the baseline hone knows what one run costs here (the baseline's measured time over its
+runs, the configuration's apply included) and prints what the rest will take: the trials ×
+(warm-up + repeats) runs, the confirmation's rounds × arms, and the ablation's — at most every
+knob changed (k + 1 arms), then the baseline, the minimal configuration and the winner (3 arms).
+
+With a budget, the search stops before a trial that would not fit, keeping time for the
+confirmation and the ablation at the cost per run measured so far (the trials' own, ask and
+tell included). Their rounds are planned to take at most half of the time left after the
+baseline (the planned rounds when they fit; never fewer than the minimum the paired tests
+need for p < 0.05), and each is fitted again to what is really left before it starts. Every
+cut is a line of the output and of the result.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hone.durations import format_duration
+from hone.stats.paired import min_rounds_for_alpha
+
+MIN_ROUNDS = min_rounds_for_alpha(0.05)
+#: Arms of the ablation's second block: the baseline, the minimal configuration, the winner.
+FINAL_ARMS = 3
+
+
+@dataclass
+class Plan:
+    """The work left after the baseline."""
+
+    trials: int  # trials still to run
+    runs_per_trial: int  # warm-up + repeats
+    confirm_arms: int  # the candidates and the baseline; 0: no confirmation
+    confirm_rounds: int
+    ablation_arms: int  # the winner and one arm per changed knob (an upper bound until it is known); 0: none
+    ablation_rounds: int
+    warmup_rounds: int  # discarded rounds before each interleaved block
+    workers: int = 1
+    done: int = 0  # trials the study had finished before this session
+
+    def confirm_runs(self, rounds: int, arms: int | None = None) -> int:
+        arms = self.confirm_arms if arms is None else arms
+        return (rounds + self.warmup_rounds) * arms if arms else 0
+
+    def ablation_runs(self, rounds: int, arms: int | None = None) -> int:
+        arms = self.ablation_arms if arms is None else arms
+        return (rounds + self.warmup_rounds) * (arms + FINAL_ARMS) if arms else 0
+
+
+class TimeBudget:
+    """The session's clock: estimates, the search's stopping rule and the rounds that fit."""
+
+    def __init__(self, max_s: float | None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.max_s = max_s
+        self.clock = clock
+        self.start = clock()
+        self.per_run = math.nan  # seconds per benchmark run, from the latest measured block
+        self.baseline_per_run = math.nan
+        self.plan: Plan | None = None
+        self.cap = 0  # the most rounds the confirmation and the ablation may use
+        self.estimate_s = math.nan  # this session, as planned after the baseline (budget included)
+        self.full_estimate_s = math.nan  # the same without the budget
+        self.expected_trials: int | None = None
+        self.trial_times: list[float] = []
+        self._last: float | None = None
+        self._ablation_cap = 0
+        self.stopped: str | None = None
+        self.cuts: list[str] = []
+        self._said = 0
+
+    def elapsed(self) -> float:
+        return self.clock() - self.start
+
+    def left(self) -> float:
+        return math.inf if self.max_s is None else self.max_s - self.elapsed()
+
+    def note_runs(self, seconds: float, runs: int) -> None:
+        """A measured block: ``runs`` benchmark runs took ``seconds`` in all."""
+        if runs > 0 and seconds > 0:
+            self.per_run = seconds / runs
+
+    def note_baseline(self, baseline: dict[str, Any], seconds: float | None, warmup: int) -> None:
+        """The baseline's cost per run: ``seconds`` for its warm-ups and runs when this session
+        measured it (apply included), else the wall time of the runs the study stored."""
+        runs = baseline.get("runs") or []
+        if seconds is not None:
+            self.note_runs(seconds, len(runs) + warmup)
+        else:
+            walls = [float(r["wall_s"]) for r in runs if r.get("wall_s") is not None]
+            if walls:
+                self.note_runs(sum(walls), len(walls))
+
+    def unsaid(self) -> list[str]:
+        """The cuts not reported yet (each is reported once)."""
+        new, self._said = self.cuts[self._said:], len(self.cuts)
+        return new
+
+    def begin(self, plan: Plan) -> str:
+        """Plan the rounds, estimate the session and return the estimate line."""
+        self.plan = plan
+        self.baseline_per_run = self.per_run
+        self.cap = max(plan.confirm_rounds, plan.ablation_rounds)
+        if not math.isfinite(self.per_run):
+            return "no estimate: the baseline's run time is unknown"
+        t_trial = self.per_run * plan.runs_per_trial / max(1, plan.workers)
+        post_runs = plan.confirm_runs(plan.confirm_rounds) + plan.ablation_runs(plan.ablation_rounds)
+        self.full_estimate_s = self.elapsed() + plan.trials * t_trial + post_runs * self.per_run
+        self.estimate_s, trials = self.full_estimate_s, plan.trials
+        if self.max_s is not None:
+            self._plan_cap()
+            reserve = self._reserve(self.per_run)
+            trials = max(0, min(plan.trials, math.floor((self.left() - reserve) / t_trial)))
+            self.estimate_s = self.elapsed() + trials * t_trial + reserve
+        self.expected_trials = trials
+        parts = [f"{plan.trials} trial{'s' if plan.trials != 1 else ''} × {plan.runs_per_trial} "
+                 f"run{'s' if plan.runs_per_trial != 1 else ''}"
+                 + (f" on {plan.workers} workers" if plan.workers > 1 else "")]
+        if plan.confirm_arms:
+            parts.append(f"confirmation {plan.confirm_runs(min(plan.confirm_rounds, self.cap))} runs")
+        if plan.ablation_arms:
+            parts.append(f"ablation ≤ {plan.ablation_runs(min(plan.ablation_rounds, self.cap))} runs")
+        parts.append(f"~{format_duration(self.per_run)} a run")
+        finish = dt.datetime.now() + dt.timedelta(seconds=max(0.0, self.estimate_s - self.elapsed()))
+        same_day = finish.date() == dt.date.today()
+        line = f"~{format_duration(self.estimate_s)} ({', '.join(parts)}), done by ~" + (
+            finish.strftime("%H:%M:%S") if same_day else finish.strftime("%Y-%m-%d %H:%M"))
+        if self.max_s is not None:
+            if trials < plan.trials:
+                line += (f"; --max-time {format_duration(self.max_s)}: ~{trials} of the {plan.trials} trials fit "
+                         f"(all would take ~{format_duration(self.full_estimate_s)}), the search stops when the "
+                         "next one would not")
+            else:
+                line += f"; within --max-time {format_duration(self.max_s)}"
+        return line
+
+    def _plan_cap(self) -> None:
+        """The most rounds that keep the confirmation and the ablation within half of the
+        time left (at least the minimum; the planned rounds when they fit)."""
+        plan = self.plan
+        assert plan is not None
+        half = self.left() / 2
+        top = max(plan.confirm_rounds, plan.ablation_rounds)
+        for cap in range(top, MIN_ROUNDS - 1, -1):
+            self.cap = cap
+            if self._reserve(self.per_run) <= half:
+                break
+        if self.cap < top:
+            self.cuts.append(
+                f"{self._after()}: at most {self.cap} rounds instead of {top} (at {top} rounds: "
+                f"~{format_duration(self._reserve(self.per_run, top))} of the {format_duration(self.left())} "
+                "--max-time leaves after the baseline; the search keeps at least half)")
+
+    def _reserve(self, per_run: float, cap: int | None = None) -> float:
+        plan = self.plan
+        assert plan is not None
+        cap = self.cap if cap is None else cap
+        runs = plan.confirm_runs(min(plan.confirm_rounds, cap)) + plan.ablation_runs(min(plan.ablation_rounds, cap))
+        return runs * per_run
+
+    def stop_search(self) -> bool:
+        """Called before each trial: True when the next one would not fit with time kept for
+        the confirmation and the ablation (the reason is :attr:`stopped`)."""
+        now = self.clock()
+        if self._last is not None:
+            self.trial_times.append(now - self._last)
+        self._last = now
+        if self.max_s is None or self.plan is None or not math.isfinite(self.per_run):
+            return False
+        per_trial_runs = max(1, self.plan.runs_per_trial)
+        if self.trial_times:
+            t_trial = sum(self.trial_times) / len(self.trial_times)
+            per_run = t_trial / per_trial_runs
+        else:
+            t_trial, per_run = self.per_run * per_trial_runs, self.per_run
+        reserve = self._reserve(per_run)
+        left = self.left()
+        if left >= t_trial + reserve:
+            return False
+        after = f" and {self._after()} (~{format_duration(reserve)})" if reserve > 0 else ""
+        self.stopped = (f"the next trial (~{format_duration(t_trial)}){after} would not fit in the "
+                        f"{format_duration(max(0.0, left))} --max-time leaves")
+        return True
+
+    def end_search(self) -> None:
+        """The search is over: its trials give the cost per run from here on."""
+        if self._last is not None and self.stopped is None:
+            self.trial_times.append(self.clock() - self._last)
+        self._last = None
+        if self.trial_times and self.plan is not None:
+            self.note_runs(sum(self.trial_times), len(self.trial_times) * max(1, self.plan.runs_per_trial))
+
+    def confirm_rounds(self, planned: int, arms: int, ablation_arms: int) -> int:
+        """The confirmation's rounds: the planned ones (within the cap) when they and the
+        ablation after them fit in the time left, else fewer, never below the minimum."""
+        plan = self.plan
+        planned = max(planned, MIN_ROUNDS)
+        if self.max_s is None or plan is None or not math.isfinite(self.per_run):
+            self._ablation_cap = plan.ablation_rounds if plan else 0
+            return planned
+        c_top, a_top = min(planned, self.cap), min(plan.ablation_rounds, self.cap)
+        left = self.left()
+        for s in range(max(c_top, a_top), MIN_ROUNDS - 1, -1):
+            c, a = min(c_top, s), min(a_top, s)
+            need = (plan.confirm_runs(c, arms) + plan.ablation_runs(a, ablation_arms)) * self.per_run
+            if need <= left:
+                break
+        self._ablation_cap = a
+        if c < c_top:
+            self.cuts.append(f"confirmation: {c} rounds instead of {c_top} ({self._why(left, need)})")
+        elif need > left:
+            self.cuts.append(f"confirmation: {c} rounds, the fewest the paired test needs ({self._why(left, need)})")
+        return c
+
+    def ablation_rounds(self, planned: int, arms: int) -> int:
+        """The ablation's rounds for ``arms`` leave-one-out arms, fitted like the confirmation's."""
+        plan = self.plan
+        planned = max(planned, MIN_ROUNDS)
+        if self.max_s is None or plan is None or not math.isfinite(self.per_run):
+            return planned
+        top = min(planned, self._ablation_cap or planned)
+        left = self.left()
+        for a in range(top, MIN_ROUNDS - 1, -1):
+            need = plan.ablation_runs(a, arms) * self.per_run
+            if need <= left:
+                break
+        if a < top:
+            self.cuts.append(f"ablation: {a} rounds instead of {top} ({self._why(left, need)})")
+        elif need > left:
+            self.cuts.append(f"ablation: {a} rounds, the fewest the paired test needs ({self._why(left, need)})")
+        return a
+
+    def _after(self) -> str:
+        """What the search keeps time for, in words."""
+        ablation = self.plan is not None and self.plan.ablation_arms > 0
+        return "the confirmation and the ablation" if ablation else "the confirmation"
+
+    def _why(self, left: float, need: float) -> str:
+        over = f", ~{format_duration(need - left)} over" if need > left else ""
+        return (f"--max-time leaves {format_duration(max(0.0, left))}, at ~{format_duration(self.per_run)} a run "
+                f"these take ~{format_duration(need)}{over}")
+
+    def to_dict(self, trials_total: int) -> dict[str, Any]:
+        """The budget, the estimate and the time spent, for the result document (``trials_total``:
+        the study's finished trials)."""
+        def num(v: float) -> float | None:
+            return v if math.isfinite(v) else None
+
+        done = self.plan.done if self.plan else 0
+        return {"max_time_s": self.max_s, "estimate_s": num(self.estimate_s),
+                "full_estimate_s": num(self.full_estimate_s), "expected_trials": self.expected_trials,
+                "per_run_s": num(self.baseline_per_run), "spent_s": self.elapsed(),
+                "planned_trials": self.plan.trials if self.plan else None, "trials_run": trials_total - done,
+                "search_stopped": self.stopped, "cuts": list(self.cuts)}

@@ -1,0 +1,102 @@
+"""``hone tune``'s clock end to end: the estimate printed after the baseline, ``--max-time``
+ending the search in time for the confirmation, rounds cut to fit, bad durations refused.
+The benchmark sleeps a known time per run (tests/tune/conftest.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import optuna
+import pytest
+
+from hone.durations import format_duration
+from tests.tune.conftest import write_three_knobs
+
+
+def test_max_time_stops_the_search_when_the_next_trial_would_not_fit_and_still_confirms(
+        hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    spec = write_three_knobs(tmp_path, "apart", nap=0.5, trials=40)
+    res = hone("tune", spec, "--max-time", "14s", "--no-ablation", "--sampler", "random", "--study", "b",
+               "--json", tmp_path / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    n = doc["trials"]
+    assert 5 <= n < 40 and "search stopped after" in res.out
+    assert doc["confirmations"] and doc["verdict"] == "faster"  # the confirmation still ran, whole
+    assert doc["confirmations"][0]["comparison"]["n"] == 6
+    # As many trials as fit: from Optuna's own timestamps, the last trial started when it and
+    # the confirmation's 12 runs (6 rounds × 2 arms, each run costing what a 1-run trial does)
+    # still fitted before the deadline, the next would not have.
+    trials = sorted(optuna.load_study(study_name="b", storage=doc["storage"]).trials, key=lambda t: t.number)
+    first = trials[0].datetime_start.timestamp()
+    per_trial = (trials[-1].datetime_complete.timestamp() - first) / n
+    expected = math.floor((doc["started"] + 14 - first) / per_trial) - 12
+    assert abs(n - expected) <= 1, (n, expected, per_trial)
+    assert doc["finished"] - doc["started"] <= 14 + 1.0  # the budget held, confirmation included
+    budget = doc["budget"]
+    assert budget["max_time_s"] == 14 and budget["trials_run"] == n and budget["planned_trials"] == 40
+    assert budget["search_stopped"] and budget["spent_s"] <= 15
+    assert 0.5 <= budget["expected_trials"] / n <= 2  # predicted after the baseline, from its one run
+
+
+def test_the_estimate_is_printed_before_the_search_and_within_a_factor_of_two(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # trials, confirmation and ablation (leave-one-out, then minimal vs baseline and winner)
+    spec = write_three_knobs(tmp_path, "apart", nap=0.1, trials=8)
+    res = hone("tune", spec, "--json", tmp_path / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["ablation"]["recommended"] == "minimal"  # every part of the estimate ran
+    line = next(ln for ln in res.out.splitlines() if ln.startswith("estimate: "))
+    assert res.out.index("estimate: ") < res.out.index("trial 1/8")
+    estimate = doc["budget"]["estimate_s"]
+    assert f"~{format_duration(estimate)} (8 trials × 1 run" in line
+    assert re.search(r"done by ~\d\d:\d\d:\d\d", line), line
+    real = doc["finished"] - doc["started"]
+    assert 0.5 <= estimate / real <= 2, (estimate, real)
+    assert doc["budget"]["max_time_s"] is None and doc["budget"]["search_stopped"] is None
+
+
+def test_a_tight_budget_cuts_the_confirmation_rounds_and_says_why(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    spec = write_three_knobs(tmp_path, "apart", nap=0.2, trials=40)
+    res = hone("tune", spec, "--max-time", "8s", "--confirm", "12", "--no-ablation", "--sampler", "random",
+               "--json", tmp_path / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    rounds = doc["confirmations"][0]["comparison"]["n"]
+    # planned after the baseline to leave the search half of the time, fitted again before it ran
+    planned = re.search(r"budget: the confirmation: at most (\d+) rounds instead of 12 \(at 12 rounds: ", res.out)
+    assert planned, res.out
+    cap = int(planned.group(1))
+    assert 6 <= rounds <= cap < 12
+    assert rounds == cap or f"budget: confirmation: {rounds} rounds instead of {cap} (--max-time leaves" in res.out
+    assert any("at most" in cut and "instead of 12" in cut for cut in doc["budget"]["cuts"])
+    assert doc["finished"] - doc["started"] <= 8 + 1.0
+
+
+@pytest.mark.parametrize("value", ["-5m", "abc", "0", "5 m"])
+def test_a_bad_max_time_is_one_line_and_exit_2(hone, tmp_path: Path, state_dir: Path, value: str) -> None:  # type: ignore[no-untyped-def]
+    spec = write_three_knobs(tmp_path, "apart")
+    res = hone("tune", spec, "--max-time", value)
+    assert res.code == 2 and res.out == ""
+    assert res.err.strip() == ("hone: error: --max-time: expected a duration like 90s, 45m or 2h (more than 0, at "
+                               f"most 366 days), got '{value}'")
+    assert not (state_dir / "studies.db").exists()  # nothing ran
+
+
+def test_a_bad_max_time_in_the_spec_names_its_line(hone, tmp_path: Path, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    spec = write_three_knobs(tmp_path, "apart", tune=", max_time: -5m")
+    res = hone("tune", spec)
+    assert res.code == 2 and len(res.err.strip().splitlines()) == 1
+    assert re.fullmatch(rf"{re.escape(str(spec))}:\d+: tune.max_time: expected a duration like 90s, 45m or 2h .*"
+                        r"got '-5m'", res.err.strip()), res.err
+    assert not (state_dir / "studies.db").exists()
+
+
+def test_max_time_with_local_workers_is_refused(hone, tmp_path: Path, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    spec = write_three_knobs(tmp_path, "apart", tune=", max_time: 2h")
+    res = hone("tune", spec, "--workers", "2")
+    assert res.code == 2 and "--max-time needs the trials in this process" in res.err.splitlines()[0]
+    assert not (state_dir / "studies.db").exists()
