@@ -1,4 +1,4 @@
-.PHONY: setup demo test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-faults lint clean
+.PHONY: setup demo example-postgresql example-redis example-nginx test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-faults lint clean
 VENV := .venv
 HONE := $(VENV)/bin/hone
 export PATH := $(CURDIR)/$(VENV)/bin:$(HOME)/.cargo/bin:$(PATH)
@@ -8,6 +8,20 @@ setup:
 
 demo: setup
 	$(HONE) tune examples/sqlite/hone.yaml --json build/demo-tune.json --html build/demo-report.html
+
+# Servers tuned end to end (root; each server's data and config in build/examples/<name>,
+# loopback ports only, nothing installed or touched system-wide; a few minutes each)
+example-postgresql: setup
+	bash examples/postgresql/setup.sh
+	$(HONE) tune examples/postgresql/hone.yaml --json build/example-postgresql.json --html build/example-postgresql.html
+
+example-redis: setup
+	bash examples/redis/setup.sh
+	$(HONE) tune examples/redis/hone.yaml --json build/example-redis.json --html build/example-redis.html
+
+example-nginx: setup
+	bash examples/nginx/setup.sh
+	$(HONE) tune examples/nginx/hone.yaml --json build/example-nginx.json --html build/example-nginx.html
 
 test: setup
 	$(VENV)/bin/ruff check src tests benchmarks

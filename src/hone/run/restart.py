@@ -45,36 +45,40 @@ def http_answers(url: str, timeout: float = 1.0) -> bool:
         return False
 
 
-def probe_once(ready: dict[str, Any], log: Path | None = None, log_start: int = 0) -> bool:
-    """One look at a resolved probe: ``{"tcp": "host:port"}``, ``{"http": URL}``,
-    ``{"command": argv}`` or ``{"log": REGEX}`` (in ``log`` from ``log_start``)."""
+def _failing(ready: dict[str, Any], log: Path | None = None, log_start: int = 0) -> str | None:
+    """The first check of a resolved probe that does not pass now (None: all pass). Checks:
+    ``tcp`` "host:port", ``http`` URL, ``command`` argv, ``log`` REGEX (in ``log`` from
+    ``log_start``)."""
     interval = float(ready.get("interval", 0.2))
     if ready.get("tcp"):
         host, _, port = str(ready["tcp"]).rpartition(":")
-        return port_open(host.strip("[]"), int(port))
-    if ready.get("http"):
-        return http_answers(str(ready["http"]), timeout=max(0.5, interval * 5))
-    if ready.get("command"):
-        return run_process(list(ready["command"]), timeout=max(5.0, interval * 10), label="ready probe").ok
+        if not port_open(host.strip("[]"), int(port)):
+            return f"nothing accepted connections on {ready['tcp']}"
+    if ready.get("http") and not http_answers(str(ready["http"]), timeout=max(0.5, interval * 5)):
+        return f"{ready['http']} did not answer"
+    if ready.get("command") and not run_process(list(ready["command"]), timeout=max(5.0, interval * 10),
+                                                label="ready probe").ok:
+        return f"{' '.join(ready['command'])} did not exit 0"
     if ready.get("log") and log is not None:
         try:
             with log.open("rb") as fh:
                 fh.seek(log_start)
                 text = fh.read().decode(errors="replace")
         except OSError:
-            return False
-        return re.search(str(ready["log"]), text, re.MULTILINE) is not None
-    return True
+            text = ""
+        if re.search(str(ready["log"]), text, re.MULTILINE) is None:
+            return f"no log line matched {ready['log']!r}"
+    return None
 
 
-def describe_probe(ready: dict[str, Any]) -> str:
-    if ready.get("tcp"):
-        return f"nothing accepted connections on {ready['tcp']}"
-    if ready.get("http"):
-        return f"{ready['http']} did not answer"
-    if ready.get("command"):
-        return f"{' '.join(ready['command'])} did not exit 0"
-    return f"no log line matched {ready.get('log')!r}"
+def probe_once(ready: dict[str, Any], log: Path | None = None, log_start: int = 0) -> bool:
+    """One look at a resolved probe: True when every check it names passes."""
+    return _failing(ready, log, log_start) is None
+
+
+def describe_probe(ready: dict[str, Any], log: Path | None = None, log_start: int = 0) -> str:
+    """What of the probe does not pass (for the error when it never did)."""
+    return _failing(ready, log, log_start) or "it was not ready in time"
 
 
 def wait_ready(ready: dict[str, Any]) -> str | None:

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -39,6 +41,8 @@ from hone.spec.models import ReadyProbe, Service, to_argv
 
 #: Lines of a service's log quoted when it fails.
 LOG_TAIL = 12
+#: Sessions whose service logs are kept under <state dir>/services.
+KEEP_SESSIONS = 20
 
 
 class ServiceError(HoneError):
@@ -57,6 +61,28 @@ def log_tail(path: Path, lines: int = LOG_TAIL) -> str:
         return "(no log)"
     tail = [line.strip() for line in text.strip().splitlines()[-lines:] if line.strip()]
     return " | ".join(tail) or "(empty log)"
+
+
+def _prune(logs: Path, keep: int = KEEP_SESSIONS) -> None:
+    """Keep the service logs of the last ``keep`` sessions."""
+    try:
+        sessions = sorted((d for d in logs.iterdir() if d.is_dir()), key=lambda d: d.stat().st_mtime)
+    except OSError:
+        return
+    for old in sessions[:-keep] if len(sessions) > keep else []:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _identity(user: str | None) -> dict[str, Any]:
+    """Popen arguments that run the server as ``user``: uid, its group and its groups (a
+    uid change alone keeps root's group)."""
+    if user is None:
+        return {}
+    try:
+        pw = pwd.getpwnam(user)
+    except KeyError:
+        raise ServiceError(f"service: no such user {user!r}") from None
+    return {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": os.getgrouplist(user, pw.pw_gid)}
 
 
 def _host_address(host: str) -> str:
@@ -90,6 +116,7 @@ class ServiceManager:
             stop_timeout=service.stop.timeout)
         self.driver = ServiceKnob(self.record)
         self.log_dir = state_dir() / "services" / f"{self.name}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+        _prune(self.log_dir.parent)
         self.starts = 0
         self.restarts_done = 0
         self._running: _Instance | None = None
@@ -164,7 +191,7 @@ class ServiceManager:
             start = out.tell()
             try:
                 proc = start_process(argv, env=child_env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
-                                     stderr=subprocess.STDOUT, user=self.spec.user)
+                                     stderr=subprocess.STDOUT, **_identity(self.spec.user))
             except (OSError, ValueError) as exc:  # no such program, no such user
                 raise ServiceError(f"service {self.name}: cannot start {argv[0]}: {exc}") from None
         info = {"pid": proc.pid, "start": process_start(proc.pid) or 0, "pgid": proc.pid, "log": str(log)}
@@ -190,9 +217,9 @@ class ServiceManager:
             if probe_once(resolved, self._running.log, self._running.log_start):
                 return
             if time.monotonic() >= deadline:
-                raise ServiceError(f"service {self.name} was not ready after {probe.timeout:g} s "
-                                   f"({describe_probe(resolved)}); log {self._running.log}: "
-                                   f"{log_tail(self._running.log)}")
+                why = describe_probe(resolved, self._running.log, self._running.log_start)
+                raise ServiceError(f"service {self.name} was not ready after {probe.timeout:g} s ({why}); log "
+                                   f"{self._running.log}: {log_tail(self._running.log)}")
             time.sleep(probe.interval)
 
     def _warmup(self) -> None:
@@ -244,12 +271,12 @@ class ServiceManager:
         out: dict[str, Any] = {"timeout": probe.timeout, "interval": probe.interval}
         if probe.tcp is not None:
             out["tcp"] = probe.tcp.replace("{host}", where)
-        elif probe.http is not None:
+        if probe.http is not None:
             out["http"] = probe.http.replace("{host}", where)
-        elif probe.command is not None:
+        if probe.command is not None:
             argv = to_argv(probe.command)
             out["command"] = ssh_argv(host, list(self.spec.ssh_options), argv) if host else argv
-        else:
+        if probe.log is not None:
             out["log"] = probe.log
         return out
 

@@ -185,6 +185,7 @@ def load_spec(path: str | Path, *, check_knobs: bool = True) -> LoadedSpec:
     spec = validate_data(source.data, source)
     if spec.name is None:
         spec.name = path.stem if path.stem not in ("hone", "spec") else path.parent.resolve().name
+    anchor_paths(spec, path.parent)
     loaded = LoadedSpec(spec=spec, path=path, source=source)
     if check_knobs:
         from hone.knobs import check_all
@@ -201,6 +202,14 @@ def check_cwd(loaded: LoadedSpec) -> None:
     if cwd is not None and not (loaded.base_dir / cwd).is_dir():
         raise loaded.error(("benchmark", "cwd"), f"expected an existing directory (relative to the spec file), "
                                                  f"got {_show(cwd)}: {loaded.base_dir / cwd} is not one")
+
+
+def anchor_paths(spec: Spec, base: Path) -> None:
+    """Relative paths of local ``file`` knobs are relative to the spec's directory (as
+    ``cwd`` is), not to wherever hone runs: made absolute here, once."""
+    for knob in spec.knobs:
+        if knob.kind == "file" and not knob.hosts and not Path(knob.path).is_absolute():
+            knob.path = str((base / knob.path).resolve())
 
 
 def dump_json(spec: Spec) -> str:

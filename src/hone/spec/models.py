@@ -620,10 +620,12 @@ SIGNALS = ("TERM", "INT", "QUIT", "HUP", "KILL", "USR1", "USR2")
 
 
 class ReadyProbe(StrictModel):
-    """When a started service is ready: exactly one of a TCP port that accepts connections
-    (``host:port``), an HTTP URL that answers, a command that exits 0, or a regular
-    expression in the service's log. Polled every ``interval`` s for up to ``timeout`` s.
-    With ``hosts`` on the service, ``{host}`` in the probe is each host's address."""
+    """When a started service is ready: a TCP port that accepts connections (``host:port``),
+    an HTTP URL that answers, a command that exits 0, a regular expression in the service's
+    log — one or several, all must pass (``tcp`` + ``log`` for a server that listens before
+    it can serve). Polled every ``interval`` s for up to ``timeout`` s. The tcp/http address
+    must be free before hone starts the server. With ``hosts`` on the service, ``{host}`` in
+    the probe is each host's address."""
 
     tcp: str | None = None
     http: str | None = None
@@ -659,10 +661,9 @@ class ReadyProbe(StrictModel):
         return value
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> ReadyProbe:
-        given = [k for k in ("tcp", "http", "command", "log") if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValueError(f"expected exactly one of tcp, http, command, log, got {given or 'none'}")
+    def _at_least_one(self) -> ReadyProbe:
+        if all(getattr(self, k) is None for k in ("tcp", "http", "command", "log")):
+            raise ValueError("expected at least one of tcp, http, command, log")
         return self
 
     def address(self) -> tuple[str, int] | None:

@@ -135,6 +135,8 @@ def ablate(
             kept, note = True, "worse without it"
         elif breaks:
             kept, note = True, "the benchmark fails without it"
+        elif comp.verdict == "slower":
+            kept, note = False, "better without it: this change costs"
         else:
             kept, note = False, NO_EFFECT + (f" ({comp.reason})" if comp.reason else "")
         effects.append(KnobEffect(k, baseline_config.get(k), config[k], comp, kept, note))

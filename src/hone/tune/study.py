@@ -183,8 +183,9 @@ def ensure_baseline(study: optuna.Study, loaded: LoadedSpec, configurator: Confi
     stored = study.user_attrs.get(ATTR_BASELINE)
     if stored:
         return dict(stored)
-    current = {k: v for k, v in configurator.current_values().items() if v is not None}
     runs = measure(loaded, configurator, {}, repeats=repeats, warmup=warmup)
+    # Read after the runs: live settings of a service hone started exist only while it runs.
+    current = {k: v for k, v in configurator.current_values().items() if v is not None}
     failed = [r for r in runs if not r.ok]
     if failed:  # the workload failed, not the input: exit 1 like `hone run`
         raise BenchmarkError(f"the baseline (current configuration) fails: {failed[0].error}",
