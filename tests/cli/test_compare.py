@@ -39,18 +39,34 @@ def _comparison(doc: dict, name: str, row: int = 0) -> dict:
     return doc["rows"][row]["comparisons"][name]
 
 
-def test_identical_sleeps_are_no_difference(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_identical_sleeps_become_equivalent_by_adding_rounds(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "r.json"
     # --threshold 5: two identical sleeps differ by > 5% only through a bug (order effect, wrong
-    # pairing); at the default 1% a loaded VM once made +1.07% significant (α = 5% allows it)
-    r = hone("compare", "sleep 0.01", "sleep 0.01", "--rounds", "20", "--seed", "1", "--threshold", "5",
+    # pairing). Not significant after the first rounds is not enough: the rounds double until
+    # the CI lies within ±5%.
+    r = hone("compare", "sleep 0.01", "sleep 0.01", "--rounds", "10", "--seed", "1", "--threshold", "5",
              "--export-json", out)
     assert r.code == 0, r.err
     doc = json.loads(out.read_text())
     assert doc["metric"] == "wall_time"  # sleep waits: CPU time would say nothing
     c = _comparison(doc, "B: sleep 0.01")
-    assert c["verdict"] == "no difference", c
-    assert "no difference" in r.out and "95% CI" in r.out
+    assert c["verdict"] == "equivalent", c
+    assert -5 < c["ci_pct"][0] < c["ci_pct"][1] < 5
+    row = doc["rows"][0]
+    assert row["stopped"] == "decisive" and row["looks"][-1]["decisive"]
+    assert "equivalent" in r.out and "no difference" not in r.out
+
+
+def test_few_noisy_rounds_are_inconclusive_never_no_difference(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "r.json"
+    # Six rounds of `true` at a 1% threshold: the CI is far wider than ±1%.
+    r = hone("compare", "true", "true", "--rounds", "6", "--warmup", "0", "--max-time", "0", "--export-json", out)
+    assert r.code == 0, r.err
+    c = _comparison(json.loads(out.read_text()), "B: true")
+    assert c["verdict"] == "inconclusive", c
+    assert "could be anywhere from" in c["reason"]
+    assert c["rounds_needed"] is None or c["rounds_needed"] > 6
+    assert "no difference" not in r.out and "inconclusive" in r.out
 
 
 def test_ten_percent_more_work_is_slower_with_ci_and_p(hone, spin: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -67,7 +83,7 @@ def test_ten_percent_more_work_is_slower_with_ci_and_p(hone, spin: str, tmp_path
         c = _comparison(doc, "more")
         if c["verdict"] == "slower":
             break
-        assert c["verdict"] in ("no difference", "inconclusive") and c["ci_pct"][0] < 10 < c["ci_pct"][1], c
+        assert c["verdict"] == "inconclusive" and c["ci_pct"][0] < 10 < c["ci_pct"][1], c
     assert c["verdict"] == "slower", c
     assert 3 < c["change_pct"] < 20
     assert 0 < c["ci_pct"][0] < c["change_pct"] < c["ci_pct"][1]
@@ -78,7 +94,7 @@ def test_ten_percent_more_work_is_slower_with_ci_and_p(hone, spin: str, tmp_path
 def test_half_the_work_is_faster_and_sweep_gives_one_row_per_value(hone, spin: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out, md, cs = tmp_path / "r.json", tmp_path / "r.md", tmp_path / "r.csv"
     r = hone("compare", f"{spin} {{n}}0000000", f"{spin} {{n}}000000", "-n", "x10", "-n", "x1",
-             "--sweep", "n=2,4", "--rounds", "8", "--warmup", "0", "--seed", "3",
+             "--sweep", "n=2,4", "--rounds", "8", "--warmup", "0", "--seed", "3", "--max-time", "0",
              "--export-json", out, "--export-markdown", md, "--export-csv", cs)
     assert r.code == 0, r.err
     doc = json.loads(out.read_text())
@@ -140,24 +156,27 @@ knobs:
     assert doc["restore_problems"] == []
 
 
-def test_max_rounds_is_one_planned_extension_with_split_alpha(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_rounds_double_up_to_max_rounds_and_alpha_is_spent_over_the_looks(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "r.json"
-    r = hone("compare", "true", "true", "--rounds", "6", "--max-rounds", "10", "--warmup", "0",
-             "--export-json", out)
+    # Two different amounts of the same work at a 0.1% threshold: rarely decisive early.
+    r = hone("compare", "true", "true", "--rounds", "6", "--max-rounds", "24", "--warmup", "0", "--threshold",
+             "0.1", "--export-json", out)
     assert r.code == 0, r.err
     doc = json.loads(out.read_text())
-    assert doc["alpha_split"] == {"first_look": pytest.approx(0.01), "second_look": pytest.approx(0.04)}
     looks = doc["rows"][0]["looks"]
-    assert looks[0]["rounds"] == 6 and looks[0]["alpha"] == pytest.approx(0.01)
-    if not looks[0]["decisive"]:  # `true` is noisy: usually not decisive after 6 rounds
-        assert len(looks) == 2 and len(doc["rows"][0]["order"]) == 10
+    assert [lk["rounds"] for lk in looks] == [6, 12, 24][: len(looks)]
+    assert len(doc["rows"][0]["order"]) == looks[-1]["rounds"]
+    assert sum(lk["alpha"] for lk in looks) <= 0.05 + 1e-12  # the union bound holds over the looks
+    if not looks[-1]["decisive"]:
+        assert doc["rows"][0]["stopped"] == "max rounds" and sum(lk["alpha"] for lk in looks) == pytest.approx(0.05)
 
 
 @pytest.mark.parametrize(("args", "message"), [
     (["true"], "at least two commands"),
     (["true", "false", "--sweep", "n=1,2"], "no command contains {n}"),
     (["true", "false", "--sweep", "n"], "expected NAME=v1,v2"),
-    (["true", "false", "--max-rounds", "5", "--rounds", "5"], "must be larger"),
+    (["true", "false", "--max-rounds", "4", "--rounds", "5"], "must be at least --rounds"),
+    (["true", "false", "--max-time", "soon"], "--max-time soon: expected a duration"),
     (["true", "false", "--metric", "ops"], "--metric ops"),
     (["true", "false", "--prepare", "a", "--prepare", "b", "--prepare", "c"], "--prepare given 3 times"),
 ])
@@ -196,7 +215,7 @@ knobs:
   - {{name: level, kind: file, path: {conf}, key: level, type: int, range: [0, 9]}}
 """)
     out = tmp_path / "r.json"
-    r = hone("compare", spec, "--variant", "one:", "--variant", "seven:level=7", "--rounds", "6",
+    r = hone("compare", spec, "--variant", "one:", "--variant", "seven:level=7", "--rounds", "6", "--max-time", "0",
              "--warmup", "1", "--export-json", out)
     assert r.code == 0, r.err
     doc = json.loads(out.read_text())
@@ -262,7 +281,7 @@ def test_prepare_and_cleanup_per_variant_run_around_every_run(hone, tmp_path: Pa
     log = tmp_path / "log"
     out = tmp_path / "r.json"
     r = hone("compare", "true", "true", "-n", "disk", "-n", "tmpfs", "--rounds", "4", "--warmup", "1",
-             "--prepare", f"sh -c 'echo prep-disk >> {log}'", "--prepare", "false",
+             "--max-time", "0", "--prepare", f"sh -c 'echo prep-disk >> {log}'", "--prepare", "false",
              "--cleanup", f"sh -c 'echo clean >> {log}'", "--export-json", out)
     assert r.code == 1  # tmpfs's prepare always fails: every run of it failed
     assert log.exists(), r.out + r.err

@@ -10,13 +10,13 @@ from typing import Any
 
 from rich.console import Console
 
+from hone.experiment.compare import Arm, CompareSettings, run_compare
 from hone.report import csv as csv_report
 from hone.report import json as json_report
 from hone.report import markdown as md_report
 from hone.report import terminal
 from hone.report.base import load_result
 from hone.run.benchmark import Measurement
-from hone.run.compare import Arm, CompareSettings, run_compare
 from hone.run.schedule import Variant
 
 DEFAULT = [8072.52, 8034.32, 8079.27, 8087.66, 8044.77]

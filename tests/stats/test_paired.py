@@ -55,10 +55,10 @@ def test_min_rounds_for_alpha() -> None:
     assert min_rounds_for_alpha(0.01) == 8
 
 
-def test_identical_samples_give_no_difference_and_zero_width_ci() -> None:
+def test_identical_samples_are_equivalent_with_a_zero_width_ci() -> None:
     x = [1.0, 1.1, 0.9, 1.05, 1.2, 0.95, 1.0, 1.3]
     c = compare_paired(x, x)
-    assert c.verdict == "no difference"
+    assert c.verdict == "equivalent" and c.decisive
     assert c.ratio == 1.0 and c.ci_pct == (0.0, 0.0) and c.p_value == 1.0
     assert not c.improved
 
@@ -100,12 +100,12 @@ def test_slower_and_maximize_flips_the_meaning() -> None:
     assert up.verdict == "faster" and up.improved
 
 
-def test_significant_but_below_threshold_is_no_difference() -> None:
+def test_significant_but_below_threshold_with_the_ci_inside_is_equivalent() -> None:
     rng = np.random.default_rng(3)
     ref = rng.normal(100, 1, 30)
     c = compare_paired(ref, ref * 0.995 * rng.normal(1, 0.0005, 30), threshold=0.01)
     assert c.p_value < 0.05 and c.ci_pct[1] < 0
-    assert c.verdict == "no difference" and "below the 1.0% threshold" in c.reason
+    assert c.verdict == "equivalent" and "within ±1.0%" in c.reason
     # The same data with a 0.2% threshold is a real improvement.
     assert compare_paired(ref, ref * 0.995 * rng.normal(1, 0.0005, 30), threshold=0.002).verdict == "faster"
 
@@ -250,3 +250,37 @@ def test_median_ci_is_exact_order_statistics_and_sign_test_matches_binomial() ->
 def test_median_with_five_rounds_is_inconclusive_like_the_rank_test() -> None:
     c = compare_paired(DEFAULT, AUTOFDO, estimator="median")
     assert c.verdict == "inconclusive" and "sign test needs at least 6" in c.reason
+
+
+
+def test_not_significant_with_a_wide_ci_is_inconclusive_with_the_range_and_the_rounds_needed() -> None:
+    # Two identical noisy commands, 8 rounds: a CI 30 times wider than the 1% threshold.
+    rng = np.random.default_rng(7)
+    ref = rng.lognormal(0, 0.15, 8)
+    cand = ref * rng.lognormal(0, 0.15, 8)
+    c = compare_paired(ref, cand, threshold=0.01, estimator="auto")
+    assert c.verdict == "inconclusive" and not c.decisive
+    lo, hi = c.ci_pct
+    assert f"could be anywhere from {lo:+.2f}% to {hi:+.2f}%" in c.reason
+    assert c.rounds_needed is not None and c.rounds_needed > 8
+
+
+def test_significant_below_threshold_with_the_ci_reaching_past_it_is_inconclusive() -> None:
+    rng = np.random.default_rng(1)
+    ref = rng.normal(100, 1, 20)
+    cand = ref * 0.993 * rng.normal(1, 0.006, 20)  # about -0.7%, CI reaching past -1%
+    c = compare_paired(ref, cand, threshold=0.01)
+    assert c.p_value < 0.05 and c.ci_pct[0] < -1.0 < c.ci_pct[1] < 0
+    assert c.verdict == "inconclusive" and "significant but below the 1.0% threshold" in c.reason
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_identical_noisy_samples_are_never_equivalent_unless_the_ci_is_inside_the_threshold(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(6, 40))
+    ref = rng.lognormal(0, 0.05, n)
+    cand = ref * rng.lognormal(0, rng.choice([0.002, 0.02, 0.1]), n)
+    c = compare_paired(ref, cand, threshold=0.01, estimator="auto", seed=seed)
+    inside = c.ci_pct[0] > -1.0 and c.ci_pct[1] < 1.0
+    assert (c.verdict == "equivalent") == (inside and c.verdict not in ("faster", "slower"))
+    assert c.verdict != "no difference"

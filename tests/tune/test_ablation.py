@@ -25,10 +25,10 @@ def test_a_change_without_measurable_effect_is_dropped_and_the_minimal_configura
     assert abs(changes["small"]["effect_pct"] - 3.0) < 1e-6 and changes["small"]["ci_pct"][0] > 0
     assert changes["small"]["p_value"] < 0.05 and changes["small"]["kept"]
     assert changes["inert"]["effect_pct"] == 0.0 and not changes["inert"]["kept"]
-    assert changes["inert"]["verdict"] == "no difference" and changes["inert"]["p_value"] == 1.0
+    assert changes["inert"]["verdict"] == "equivalent" and changes["inert"]["p_value"] == 1.0
     assert ablation["minimal"] == {"big": 2, "small": 2} and ablation["recommended"] == "minimal"
     assert ablation["minimal_vs_baseline"]["verdict"] == "faster"
-    assert ablation["minimal_vs_winner"]["verdict"] == "no difference"
+    assert ablation["minimal_vs_winner"]["verdict"] == "equivalent"
     # the recommendation, its command and --apply-best are the minimal configuration
     assert doc["recommended"] == {"big": 2, "small": 2} and doc["verdict"] == "faster"
     assert abs(doc["improvement_pct"] - 33.9) < 1e-6

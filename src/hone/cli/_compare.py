@@ -11,15 +11,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from hone.cli import main
 from hone.cli._common import console, err_console, stdout_for_data
+from hone.durations import parse_duration
 from hone.errors import HoneError, RestoreError
-from hone.journal import machine_lock_if
-from hone.report import csv as csv_report
-from hone.report import json as json_report
-from hone.report import markdown as md_report
-from hone.report import terminal
-from hone.report.base import write_text
-from hone.run.benchmark import Measurement
-from hone.run.compare import (
+from hone.experiment import Look
+from hone.experiment.compare import (
     RUN_METRICS,
     Arm,
     CompareSettings,
@@ -31,6 +26,13 @@ from hone.run.compare import (
     run_compare,
     spec_variants,
 )
+from hone.journal import machine_lock_if
+from hone.report import csv as csv_report
+from hone.report import json as json_report
+from hone.report import markdown as md_report
+from hone.report import terminal
+from hone.report.base import write_text
+from hone.run.benchmark import Measurement
 from hone.run.configure import Configurator, changes_machine, parse_assignments
 from hone.spec.models import MAX_TIMEOUT_S
 
@@ -45,17 +47,23 @@ def _is_spec(path: str) -> bool:
               help="A knob variant of SPEC (repeatable). One variant is compared against the machine as it is.")
 @click.option("-n", "--name", "names", multiple=True, help="Name of each command, in order (repeatable).")
 @click.option("-r", "--rounds", type=click.IntRange(min=1), default=20, show_default=True,
-              help="Measured rounds; each runs every variant once, in a fresh random order.")
+              help="Measured rounds before the first look; each runs every variant once, in a fresh random "
+                   "order.")
 @click.option("-w", "--warmup", type=click.IntRange(min=0), default=1, show_default=True,
               help="Discarded warm-up rounds.")
 @click.option("--max-rounds", type=click.IntRange(min=1), default=None,
-              help="One planned extension: if the result after --rounds is not decisive, run up to this many "
-                   "rounds. α is split 20%/80% between the two looks.")
+              help="While a verdict is not decisive (faster, slower or equivalent), double the rounds up to "
+                   "this many (default: as many as --max-time allows). α is spent over the looks "
+                   "(docs/statistics.md).")
+@click.option("--max-time", default="3m", show_default=True, metavar="DURATION",
+              help="Time the whole comparison may take while it is not decisive (90s, 10m, 1h); 0 runs exactly "
+                   "--rounds rounds.")
 @click.option("--metric", default=None,
               help="Metric to compare: cpu_time, wall_time, user_time, sys_time, max_rss or a spec metric "
                    "(default: cpu_time for CPU-bound commands, else wall_time; a spec's first metric).")
 @click.option("--threshold", type=click.FloatRange(min=0), default=1.0, show_default=True,
-              help="Smallest change that matters, in %; smaller significant changes count as no difference.")
+              help="Smallest change that matters, in %: faster/slower need at least this much; equivalent means "
+                   "the whole CI lies within ±this.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
               help="Significance level.")
 @click.option("--seed", type=int, default=None, help="Seed of the run order (default: random, recorded).")
@@ -82,7 +90,8 @@ def _is_spec(path: str) -> bool:
 @click.option("--export-csv", metavar="FILE", help="One line per variant: summary, ratio, CI, p, verdict.")
 @click.option("--export-json", metavar="FILE", help="Versioned result with every raw run (hone report reads it).")
 def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[str, ...], rounds: int,
-                warmup: int, max_rounds: int | None, metric: str | None, threshold: float, alpha: float,
+                warmup: int, max_rounds: int | None, max_time: str, metric: str | None, threshold: float,
+                alpha: float,
                 seed: int | None, prepares: tuple[str, ...], cleanups: tuple[str, ...], sweep: str | None,
                 pin: str | None, no_aslr: bool, shell: bool, timeout: float, estimator: str, cv_warn: float,
                 export_markdown: str | None, export_csv: str | None, export_json: str | None) -> None:
@@ -100,10 +109,13 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
     the end, also on failure or Ctrl-C. Exit 1 when a variant failed every run.
     """
     stdout_for_data(export_markdown, export_csv, export_json)
+    budget = None if max_time.strip() in ("0", "0s") else _duration(max_time, "--max-time")
+    if budget is None and max_rounds is None:
+        max_rounds = rounds  # exactly --rounds
     settings = CompareSettings(
         rounds=rounds, warmup=warmup, seed=secrets.randbelow(2**31) if seed is None else seed, metric=metric,
-        threshold=threshold / 100.0, alpha=alpha, max_rounds=max_rounds, pin=pin, no_aslr=no_aslr,
-        timeout=timeout, shell=shell, cv_warn=cv_warn / 100.0, estimator=estimator,
+        threshold=threshold / 100.0, alpha=alpha, max_rounds=max_rounds, max_time=budget, pin=pin,
+        no_aslr=no_aslr, timeout=timeout, shell=shell, cv_warn=cv_warn / 100.0, estimator=estimator,
     )
     sweep_spec = parse_sweep(sweep)
     nsweep = len(sweep_spec[1]) if sweep_spec else 1
@@ -129,7 +141,7 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
             progress.update(task, total=(warmup + rounds) * len(arms) * nsweep)
             result = run_compare(arms, settings, kind="commands", sweep=sweep_spec,
                                  make_variants=lambda sv: command_variants(arms, settings, sv), on_run=on_run,
-                                 on_row=lambda row: _extend_total(progress, task, row, len(arms)))
+                                 on_look=_look_printer(progress, task, len(arms)))
     console.print(terminal.render(result))
     if export_json:
         write_text(export_json, json_report.render(result))
@@ -152,12 +164,28 @@ class VariantFailedError(HoneError):
     exit_code = 1
 
 
-def _extend_total(progress: Progress, task: Any, row: dict[str, Any], nvariants: int) -> None:
-    # A planned extension ran more rounds than first announced: keep the bar honest.
-    extra = max(0, len(row["order"]) - row["looks"][0]["rounds"]) * nvariants
-    if extra:
-        t = progress.tasks[task].total or 0
-        progress.update(task, total=t + extra)
+def _duration(text: str, flag: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise HoneError(f"{flag} {text}: {exc}") from None
+
+
+def _look_printer(progress: Progress, task: Any, nvariants: int) -> Any:
+    """Each look's running CIs; when it goes on, the progress bar grows by the new rounds."""
+
+    def on_look(look: Look, row: dict[str, Any]) -> None:
+        parts = []
+        for name, c in row["comparisons"].items():
+            lo, hi = c["ci_pct"]
+            parts.append(f"{name} {c['change_pct']:+.2f}% [{lo:+.2f}%, {hi:+.2f}%] {c['verdict']}")
+        progress.console.print(f"look at {look.rounds} rounds ({100 * (1 - look.alpha):.2f}% CI): "
+                               + "; ".join(parts), style="dim", soft_wrap=True)
+        if not look.decisive:
+            t = progress.tasks[task].total or 0
+            progress.update(task, total=t + look.rounds * nvariants)
+
+    return on_look
 
 
 def _progress() -> Progress:
@@ -233,7 +261,7 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
             result = run_compare(arms, settings, kind="spec", sweep=sweep_spec, make_variants=make,
                                  spec={"path": str(loaded.path), "name": loaded.spec.name},
                                  spec_text=loaded.path.read_text(), metric_unit=unit, on_run=on_run,
-                                 on_row=lambda row: _extend_total(progress, task, row, len(arms)))
+                                 on_look=_look_printer(progress, task, len(arms)))
             result["metric_reason"] = ("chosen with --metric" if args and settings.metric != spec_metric.name
                                        else "the spec's first metric")
         finally:

@@ -142,3 +142,18 @@ def ratio_method_text(data: dict[str, Any]) -> str:
         return _METHOD_TEXT.get(est, est) + (" (auto: heavy-tailed rounds)" if auto and est == "welsch" else "")
     return "; ".join(f"{', '.join(names)}: {_METHOD_TEXT.get(est, est)}" for est, names in used.items()) + (
         " (auto: Welsch where the rounds' tails are heavy)" if auto else "")
+
+
+def ci_label(data: dict[str, Any], row: dict[str, Any] | None = None) -> str:
+    """The CI column's name: its level, which is that of the row's last look when the
+    comparison looked more than once (``98.7% CI``), else 1 − alpha (``95% CI``)."""
+    looks = (row or {}).get("looks") or []
+    alpha = looks[-1]["alpha"] if looks else data["alpha"]
+    level = 100 * (1 - alpha)
+    return f"{level:.0f}% CI" if abs(level - round(level)) < 0.05 else f"{level:.1f}% CI"
+
+
+def ci_label_rows(data: dict[str, Any]) -> str:
+    """The CI column's name for a table of every row: one level when all rows share it."""
+    labels = {ci_label(data, row) for row in data.get("rows") or []} or {ci_label(data)}
+    return labels.pop() if len(labels) == 1 else "CI (level of each row's last look)"

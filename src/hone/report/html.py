@@ -162,7 +162,7 @@ def _ablation_html(doc: dict[str, Any] | None) -> str:
         ci = c.get("ci_pct") or [None, None]
         effect = (f"{c['effect_pct']:+.2f}% ({ci[0]:+.2f}% … {ci[1]:+.2f}%)"
                   if isinstance(c.get("effect_pct"), int | float) and None not in ci else "–")
-        status = "kept" if c.get("kept") else "dropped: no measurable effect"
+        status = "kept" if c.get("kept") else f"dropped: {c.get('note') or 'no measurable effect'}"
         rows.append(f"<tr{' class=win' if c.get('kept') else ''}><td class=l>{html.escape(str(c.get('knob')))}</td>"
                     f"<td>{_fmt(c.get('baseline'))}</td><td>{_fmt(c.get('winner'))}</td><td>{html.escape(effect)}"
                     f"</td><td>{_fmt(c.get('p_value'))}</td><td class=l>{html.escape(status)}</td></tr>")

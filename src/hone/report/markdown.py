@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from hone.report.base import (
+    ci_label_rows,
     ci_text,
     display_scale,
     mde_text,
@@ -25,7 +26,7 @@ from hone.report.base import (
 
 
 def _value(run: dict[str, Any], metric: str) -> float:
-    from hone.run.compare import metric_value
+    from hone.experiment.compare import metric_value
 
     v = metric_value(run, metric)
     return math.nan if v is None else v
@@ -73,7 +74,7 @@ def render(data: dict[str, Any]) -> str:
             f"***{pct(comps[n]['opt_over_default_pct'])}***" if n in comps else "nan" for n in names[1:]]
         out.append("||**Opt/Default**|" + "|".join(opt) + "|")
     out += ["", "Opt/Default: how much lower the mean is than the reference's (positive = lower).", ""]
-    out.append(f"|{first}|Variant|Ratio vs {data['reference']}|Change|{round((1 - data['alpha']) * 100)}% CI|"
+    out.append(f"|{first}|Variant|Ratio vs {data['reference']}|Change|{ci_label_rows(data)}|"
                "p|Verdict|Detectable effect|")
     out.append("|:---|:---|---:|---:|:---:|---:|:---|---:|")
     for row in data["rows"]:
@@ -87,7 +88,7 @@ def render(data: dict[str, Any]) -> str:
                        f"{mde_text(c['mde_pct'])}|")
     if sweep:
         out += ["", f"|{sweep['name']}|Variant|{data['reference']}{unit_txt}|Variant{unit_txt}|Speed-up|Change|"
-                    f"{round((1 - data['alpha']) * 100)}% CI|Verdict|", "|:---|:---|---:|---:|---:|---:|:---:|:---|"]
+                    f"{ci_label_rows(data)}|Verdict|", "|:---|:---|---:|---:|---:|---:|:---:|:---|"]
         for r in sweep_rows(data):
             c = r["comparison"]
             out.append(f"|{r['value']}|{r['variant']}|{num(_scaled(r['ref_mean'], factor))}|"

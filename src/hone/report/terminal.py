@@ -10,9 +10,10 @@ from rich.table import Table
 from rich.text import Text
 
 from hone.report.base import (
+    ci_label,
+    ci_label_rows,
     ci_text,
     display_scale,
-    mde_text,
     num,
     p_text,
     pct,
@@ -21,13 +22,13 @@ from hone.report.base import (
     sweep_rows,
 )
 
-_VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no difference": "bold", "inconclusive": "yellow"}
+_VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "equivalent": "bold", "inconclusive": "yellow"}
 
 
 def _verdict_text(c: dict[str, Any]) -> Text:
     verdict = c["verdict"]
     text = Text(verdict, style=_VERDICT_STYLE.get(verdict, ""))
-    if c.get("reason") and verdict in ("no difference", "inconclusive"):
+    if c.get("reason") and verdict in ("equivalent", "inconclusive"):
         text.append(f" ({c['reason']})", style="dim")
     return text
 
@@ -41,7 +42,7 @@ def render_row(data: dict[str, Any], row: dict[str, Any]) -> Table:
     title = f"{metric} ({unit}, {'lower' if data['goal'] == 'minimize' else 'higher'} is better)"
     table = Table(title=f"{label}  {title}" if label else title, title_justify="left")
     for col in ("variant", "n", "failed", "mean", "± stddev", "stddev/mean", "P95", "wall mean",
-                f"vs {data['reference']}", f"{round((1 - data['alpha']) * 100)}% CI", "p", "verdict"):
+                f"vs {data['reference']}", ci_label(data, row), "p", "verdict"):
         table.add_column(col, justify="left" if col in ("variant", "verdict") else "right")
     for v in row["variants"]:
         name = v["name"]
@@ -71,7 +72,7 @@ def render_sweep(data: dict[str, Any]) -> Table:
     factor, unit = display_scale(data.get("unit") or "", means)
     table = Table(title=f"sweep over {data['sweep']['name']}: {data['metric']} ({unit})", title_justify="left")
     for col in (data["sweep"]["name"], "variant", data["reference"], "variant mean", "speed-up", "change",
-                f"{round((1 - data['alpha']) * 100)}% CI", "verdict"):
+                ci_label_rows(data), "verdict"):
         table.add_column(col, justify="left" if col in ("variant", "verdict") else "right")
     for r in sweep_rows(data):
         c = r["comparison"]
@@ -87,11 +88,13 @@ def render(data: dict[str, Any]) -> RenderableType:
     parts: list[RenderableType] = []
     for row in data["rows"]:
         parts.append(render_row(data, row))
-        for name, c in row["comparisons"].items():
-            mde = c.get("mde_pct")
-            if c["verdict"] in ("no difference", "inconclusive"):
-                parts.append(Text(f"  {name}: with {c['n']} rounds the smallest detectable change is "
-                                  f"{mde_text(mde)} (threshold {data['threshold']:.1%})", style="dim"))
+        looks = row.get("looks") or []
+        if len(looks) > 1 or row.get("stopped") in ("time", "max rounds"):
+            why = {"decisive": "decisive", "time": "the --max-time budget ended",
+                   "max rounds": "--max-rounds reached"}.get(row.get("stopped", ""), row.get("stopped", ""))
+            parts.append(Text(f"  {len(looks)} look(s) at " + ", ".join(str(lk["rounds"]) for lk in looks)
+                              + f" rounds ({why}); the last at α = {looks[-1]['alpha']:.4g}, its CIs at "
+                              f"{100 * (1 - looks[-1]['alpha']):.2f}%", style="dim"))
         for w in row.get("warnings", []):
             parts.append(Text(f"warning: {w}", style="yellow"))
     if data.get("sweep"):

@@ -80,8 +80,8 @@ def ablation_lines(data: dict[str, Any]) -> list[Text]:
             lines.append(Text.assemble("  ", ("kept    ", "green"), f" {knob}  {_effect(change)}"
                                        + (f" ({note})" if note and note != "worse without it" else "")))
         else:
-            lines.append(Text.assemble("  ", ("dropped ", "yellow"), f" {knob}  no measurable effect "
-                                       f"({_effect(change)})"))
+            note = change.get("note") or "no measurable effect"
+            lines.append(Text.assemble("  ", ("dropped ", "yellow"), f" {knob}  {_effect(change)}  {note}"))
     chosen = "the minimal configuration" if ablation.get("recommended") == "minimal" else "the winner whole"
     lines.append(Text(f"  recommended: {chosen} — {ablation.get('why')}"))
     return lines

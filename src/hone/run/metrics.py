@@ -19,17 +19,11 @@ from typing import Any
 
 from hone.errors import BenchmarkError
 from hone.knobs._config_formats import split_path
+from hone.metrics import value as builtin_value
 from hone.run.process import ProcessResult, run_process
 from hone.shell_text import fits_environment, rewrite, shell_script_index
 from hone.spec.models import Extract, Metric, to_argv
 
-BUILTIN_VALUES = {
-    "cpu_time": lambda r: r.cpu_s,
-    "wall_time": lambda r: r.wall_s,
-    "user_time": lambda r: r.user_s,
-    "sys_time": lambda r: r.sys_s,
-    "max_rss": lambda r: float(r.max_rss_kb),
-}
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan", re.IGNORECASE)
 
 
@@ -88,7 +82,7 @@ def extract(metric: Metric, result: ProcessResult) -> float:
     """The value of ``metric`` for a finished run. Raises BenchmarkError with what was
     looked for and what the output ended with."""
     if metric.extract is None:
-        return float(BUILTIN_VALUES[metric.name](result))
+        return builtin_value(result, metric.name)
     ex = metric.extract
     text = result.stdout if ex.source == "stdout" else result.stderr
     if ex.regex is not None:

@@ -14,17 +14,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from hone.metrics import BUILTIN
 from hone.shell_text import ShellTextError, rewrite, shell_script_index
 
 Scalar = bool | int | float | str
-BUILTIN_METRICS: dict[str, tuple[str, str]] = {
-    # name: (goal, unit) — measured by the runner for every run, no extract needed
-    "cpu_time": ("minimize", "s"),
-    "wall_time": ("minimize", "s"),
-    "user_time": ("minimize", "s"),
-    "sys_time": ("minimize", "s"),
-    "max_rss": ("minimize", "KiB"),
-}
+#: name: (goal, unit) of the metrics every run has (the one table: hone.metrics.BUILTIN)
+BUILTIN_METRICS: dict[str, tuple[str, str]] = {m.name: (m.goal, m.unit) for m in BUILTIN.values()}
 _HOST = re.compile(r"(?:[A-Za-z0-9._-]+@)?(?:[A-Za-z0-9][A-Za-z0-9._-]*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
 _SSH_OPTION = re.compile(r"[A-Za-z][A-Za-z0-9]*=[^\s]+")
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.-]*)\}")

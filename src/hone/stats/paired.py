@@ -8,11 +8,13 @@ Verdict rule (DESIGN.md "Statistics we stand on"):
 * ``faster`` / ``slower``: the CI of the mean log ratio excludes 0, the Wilcoxon p-value
   is below ``alpha`` and the effect is at least ``threshold`` (fraction, 0.01 = 1%).
   "faster" means better along ``goal`` (lower for minimize, higher for maximize).
-* ``no difference``: both tests agree there is no significant effect, or the effect is
-  significant but smaller than ``threshold``. ``mde_pct`` says how large an effect this
-  N could have detected; callers warn when it exceeds the threshold.
-* ``inconclusive``: too few usable rounds for the test to ever reach ``alpha``, or the
-  CI and the rank test disagree.
+* ``equivalent``: the whole CI lies inside ±``threshold`` — an equivalence test (the
+  two one-sided tests at the CI's level): a change that matters is ruled out.
+* ``inconclusive``: anything else — not significant with a CI wider than the threshold,
+  significant but smaller than the threshold with a CI reaching past it, too few usable
+  rounds for the test to ever reach ``alpha``, or a CI and a test that disagree. Not
+  significant is not "no difference": ``reason`` says the range of changes that could not
+  be ruled out, and ``rounds_needed`` about how many rounds would settle it.
 
 Estimators (what "the ratio", its CI and its test are):
 
@@ -28,13 +30,13 @@ Estimators (what "the ratio", its CI and its test are):
   is :data:`WELSCH_WIDTH` × the rounds' own spread (1.4826·median|x − centre|), so it finds
   the tight core of rounds that paired cleanly and gives the rounds that straddled a host
   speed change almost no weight, where the median still counts their signs. The test is
-  exact by design: "no difference" makes each round's sign a fair coin (the variants ran in
+  exact by design: under no change each round's sign is a fair coin (the variants ran in
   a random order), so flipping signs at random — all 2ⁿ patterns up to n = 12, else
   :data:`SIGN_FLIP_DRAWS` seeded draws — gives the statistic's null distribution, whatever
   the shape of the noise.
 * ``auto`` — Hogg's adaptive choice (Hogg, Fisher & Randles 1975): ``welsch`` when the
   rounds' tail ratio (:func:`tail_ratio`) exceeds :data:`HEAVY_TAIL`, else ``trimmed``. The
-  tail ratio depends only on |log ratio|, which under "no difference" (a distribution
+  tail ratio depends only on |log ratio|, which under no change (a distribution
   symmetric about 0) is independent of the signs the tests look at, so choosing the test
   from it keeps the false-positive rate at ``alpha``.
 """
@@ -53,7 +55,9 @@ from scipy import stats as sps
 Goal = Literal["minimize", "maximize"]
 Estimator = Literal["mean", "trimmed", "median", "welsch", "auto"]
 ESTIMATORS: tuple[str, ...] = get_args(Estimator)
-Verdict = Literal["faster", "slower", "no difference", "inconclusive"]
+Verdict = Literal["faster", "slower", "equivalent", "inconclusive"]
+#: Verdicts that settle the question (the experiment may stop there).
+DECISIVE: tuple[str, ...] = ("faster", "slower", "equivalent")
 
 # Power assumed for the minimal detectable effect (the usual 80%).
 MDE_POWER = 0.80
@@ -108,6 +112,11 @@ class PairedComparison:
     reason: str = ""
     estimator: Estimator = "mean"
     tail_ratio: float = math.nan
+    rounds_needed: int | None = None  # inconclusive: about how many rounds would settle it
+
+    @property
+    def decisive(self) -> bool:
+        return self.verdict in DECISIVE
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -116,8 +125,10 @@ class PairedComparison:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> PairedComparison:
-        d = dict(d)
+        d = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
         d["ci_pct"] = tuple(d["ci_pct"])
+        if d.get("verdict") == "no difference":  # format 1 results: "not significant" was all it said
+            d["verdict"] = "inconclusive"
         return cls(**d)
 
 
@@ -472,24 +483,32 @@ def compare_paired(
     thr_log = min(abs(math.log1p(threshold)), abs(math.log1p(-threshold))) if threshold < 1 else math.inf
 
     ci_excludes_zero = math.isfinite(lo) and math.isfinite(hi) and (lo > 0 or hi < 0)
+    # Equivalence is judged in % (what the report shows): the CI inside ±threshold.
+    within = math.isfinite(lo) and math.isfinite(hi) and -threshold * 100 < _pct(lo) and _pct(hi) < threshold * 100
     significant = p < alpha
+    span = _range_text(lo, hi)
     reason = ""
+    needed: int | None = None
     if n < min_rounds_for_alpha(alpha):
         verdict: Verdict = "inconclusive"
         reason = f"{n} usable rounds: the {test} needs at least {min_rounds_for_alpha(alpha)}"
+        needed = min_rounds_for_alpha(alpha)
     elif ci_excludes_zero != significant:
         verdict = "inconclusive"
         ci_kind = {"median": "exact", "welsch": "test-inversion"}.get(used, "bootstrap")
-        reason = f"the {ci_kind} CI and the {test} disagree"
+        reason = f"the {ci_kind} CI and the {test} disagree; the change {span}"
+        needed = rounds_to_settle(n, mean, lo, hi, thr_log)
     elif significant and abs(mean) >= thr_log:
         better = mean < 0 if goal == "minimize" else mean > 0
         verdict = "faster" if better else "slower"
+    elif within:
+        verdict = "equivalent"
+        reason = f"the whole CI lies within ±{threshold:.1%}"
     else:
-        verdict = "no difference"
-        reason = (
-            f"significant but below the {threshold:.1%} threshold" if significant
-            else "not significant"
-        )
+        verdict = "inconclusive"
+        what = f"significant but below the {threshold:.1%} threshold" if significant else "not significant"
+        reason = f"{what}: the change {span}"
+        needed = rounds_to_settle(n, mean, lo, hi, thr_log)
     return PairedComparison(
         n=n,
         ratio=math.exp(mean),
@@ -500,8 +519,30 @@ def compare_paired(
         mde_pct=_pct(mde_log),
         improved=verdict == "faster",
         reason=reason,
+        rounds_needed=needed,
         **common,
     )
+
+
+def _range_text(lo: float, hi: float) -> str:
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "could not be bounded with these rounds"
+    return f"could be anywhere from {_pct(lo):+.2f}% to {_pct(hi):+.2f}%"
+
+
+def rounds_to_settle(n: int, centre: float, lo: float, hi: float, thr_log: float) -> int | None:
+    """About how many rounds in all would make an inconclusive comparison decisive, if the
+    effect stays ``centre`` (log) and the CI narrows like 1/√n: to show a difference (the
+    CI excludes 0, when |centre| reaches the threshold) or equivalence (the CI inside
+    ±threshold, when it does not). None when no number of rounds would (|centre| right at
+    the threshold) or the CI is unbounded."""
+    half = (hi - lo) / 2
+    if not (math.isfinite(half) and half > 0 and n > 0):
+        return None
+    room = abs(centre) if abs(centre) >= thr_log else thr_log - abs(centre)
+    if room <= 1e-12:
+        return None
+    return max(n + 1, math.ceil(n * (half / room) ** 2))
 
 
 def opt_over_default_pct(default_mean: float, optimized_mean: float) -> float:

@@ -6,7 +6,9 @@ W with k put back to its starting value (W−k: ``Configurator.apply`` renders a
 of the values at its start) run in interleaved, randomly ordered rounds. The effect of k is
 W vs W−k round by round (:func:`hone.tune.confirm.compare_runs`: the confirmation's test and
 estimator). A change is kept when W is measurably better than W−k ("faster" along the goal)
-or when the benchmark fails without it; the others have no measurable effect.
+or when the benchmark fails without it; the others are dropped: "no measurable effect" when the
+comparison shows them equivalent (the CI within ±threshold), "not shown to matter" when it
+is inconclusive, "better without it" when the winner is better without them.
 
 The minimal configuration M (the baseline plus the kept changes) then runs against the
 baseline and against W in the same interleaved rounds. M is recommended when it beats the
@@ -137,8 +139,10 @@ def ablate(
             kept, note = True, "the benchmark fails without it"
         elif comp.verdict == "slower":
             kept, note = False, "better without it: this change costs"
+        elif comp.verdict == "equivalent":
+            kept, note = False, f"{NO_EFFECT} ({comp.reason})"
         else:
-            kept, note = False, NO_EFFECT + (f" ({comp.reason})" if comp.reason else "")
+            kept, note = False, f"not shown to matter ({comp.reason})" if comp.reason else "not shown to matter"
         effects.append(KnobEffect(k, baseline_config.get(k), config[k], comp, kept, note))
     minimal = {e.knob: e.winner for e in effects if e.kept}
     result = Ablation(winner.candidate.name, winner.candidate.trial_number, config, rounds, effects, minimal,

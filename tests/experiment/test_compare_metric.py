@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from hone.experiment.compare import choose_command_metric
 from hone.run.benchmark import Measurement
-from hone.run.compare import choose_command_metric
 
 
 def _m(cpu: float, wall: float) -> Measurement:

@@ -11,13 +11,11 @@ Two kinds of variants:
 The result is a plain dict in the versioned ``hone-compare/1`` format (every raw run, the
 orders, the fingerprint, summaries and comparisons); ``hone report`` renders it again.
 
-``--max-rounds`` is one planned extension, never "rerun until significant": the first
-look (after ``rounds``) tests at α₁ = 0.2·α, the second (after ``max_rounds``) at
-α₂ = 0.8·α. α₁ + α₂ = α, so by the union bound the chance of any false "faster/slower"
-over both looks stays ≤ α. Spending little at the first look keeps the final look's power
-close to a single test at α. The experiment stops at the first look only when every
-comparison is already decisive (faster/slower, or no difference with a detectable effect
-no larger than the threshold).
+Rounds until decisive: after ``rounds`` the comparison looks at its verdicts and, while one is
+not decisive (faster, slower or equivalent), doubles its rounds, up to ``--max-rounds`` and
+the ``--max-time`` budget, spending α over the looks so the false-verdict rate stays ≤ α
+(:mod:`hone.experiment.sequential`). The experiment itself is :mod:`hone.experiment`; this
+module builds the arms and the ``hone-compare`` document.
 """
 
 from __future__ import annotations
@@ -34,21 +32,23 @@ from typing import Any
 
 from hone import __version__
 from hone.errors import HoneError
+from hone.experiment import ExperimentSettings, Look, run_experiment
 from hone.fingerprint import fingerprint
+from hone.metrics import BUILTIN
+from hone.metrics import value as builtin_value
 from hone.run.benchmark import Measurement, run_once
 from hone.run.process import run_process
-from hone.run.schedule import InterleavedResult, Variant, extend_interleaved, run_interleaved
+from hone.run.schedule import InterleavedResult, Variant
 from hone.shell_text import bind_argv
-from hone.stats.paired import compare_paired, opt_over_default_pct
+from hone.stats.paired import DECISIVE, compare_paired, opt_over_default_pct
 from hone.stats.summary import summarize
 
 COMPARE_FORMAT = "hone-compare/1"
-# Builtin metrics every run has, with their unit and goal (lower is better).
-RUN_METRICS = {"cpu_time": "s", "wall_time": "s", "user_time": "s", "sys_time": "s", "max_rss": "KiB"}
+# Built-in metrics every run has (hone.metrics), with their unit; lower is better for all.
+RUN_METRICS = {m.name: m.unit for m in BUILTIN.values() if not m.counted}
 # A command whose CPU time is below this share of its wall time mostly waits (sleep, I/O,
 # network): its CPU time says little about how long users wait, so compare wall time.
 CPU_BOUND_SHARE = 0.5
-FIRST_LOOK_ALPHA_SHARE = 0.2
 
 
 @dataclass
@@ -63,6 +63,7 @@ class CompareSettings:
     threshold: float = 0.01
     alpha: float = 0.05
     max_rounds: int | None = None
+    max_time: float | None = None
     pin: str | None = None
     no_aslr: bool = False
     timeout: float = 600.0
@@ -70,6 +71,11 @@ class CompareSettings:
     cv_warn: float = 0.05
     n_resamples: int = 2000
     estimator: str = "auto"
+
+    def experiment(self, seed: int) -> ExperimentSettings:
+        return ExperimentSettings(rounds=self.rounds, warmup=self.warmup, seed=seed, threshold=self.threshold,
+                                  alpha=self.alpha, estimator=self.estimator,  # type: ignore[arg-type]
+                                  max_rounds=self.max_rounds, max_time=self.max_time)
 
 
 @dataclass
@@ -255,11 +261,10 @@ def metric_value(run: dict[str, Any], metric: str) -> float:
     """One run's value of ``metric`` (NaN for a failed run or a missing metric)."""
     if run.get("error") is not None:
         return math.nan
-    builtin = {"cpu_time": "cpu_s", "wall_time": "wall_s", "user_time": "user_s", "sys_time": "sys_s",
-               "max_rss": "max_rss_kb"}
-    value = run.get("metrics", {}).get(metric) if metric in run.get("metrics", {}) else run.get(builtin.get(metric, ""))
-    # JSON stores NaN as null.
-    return math.nan if value is None else float(value)
+    if metric in (run.get("metrics") or {}):
+        value = run["metrics"][metric]
+        return math.nan if value is None else float(value)  # JSON stores NaN as null
+    return builtin_value(run, metric) if metric in BUILTIN else math.nan
 
 
 def available_cpu_share(duration_s: float = 0.03) -> float:
@@ -330,30 +335,18 @@ def analyse_row(row: dict[str, Any], meta: dict[str, Any], alpha: float) -> None
         d["opt_over_default_pct"] = (
             opt_over_default_pct(rs["mean"], vs["mean"]) if rs and vs else math.nan)
         row["comparisons"][v["name"]] = d
-        if cmp.n > 0 and cmp.verdict in ("no difference", "inconclusive") and cmp.mde_pct > threshold * 100:
-            need = _rounds_needed(cmp.n, cmp.mde_pct, threshold * 100)
-            warnings.append(
-                f"{v['name']}: too few rounds for the {threshold:.1%} threshold: {cmp.n} rounds can only "
-                f"detect ±{cmp.mde_pct:.2f}%" + (f"; about {need} rounds needed" if need else ""))
+        if cmp.n > 0 and cmp.verdict == "inconclusive":
+            need = f"; about {cmp.rounds_needed} rounds in all would settle it" if cmp.rounds_needed else ""
+            warnings.append(f"{v['name']}: inconclusive after {cmp.n} rounds — {cmp.reason}{need}")
     if meta.get("sweep"):
         warnings = [f"{meta['sweep']['name']}={row['sweep_value']}: {w}" for w in warnings]
     row["warnings"] = warnings
 
 
-def _rounds_needed(n: int, mde_pct: float, threshold_pct: float) -> int | None:
-    # The MDE shrinks like 1/√n, so n·(mde/threshold)² rounds reach the threshold.
-    if not math.isfinite(mde_pct) or threshold_pct <= 0:
-        return None
-    return math.ceil(n * (mde_pct / threshold_pct) ** 2)
-
-
-def _decisive(row: dict[str, Any], threshold: float) -> bool:
-    for c in row["comparisons"].values():
-        if c["verdict"] == "inconclusive":
-            return False
-        if c["verdict"] == "no difference" and not c["mde_pct"] <= threshold * 100:
-            return False
-    return True
+def decisive(row: dict[str, Any]) -> bool:
+    """True when every comparison of the row is faster, slower or equivalent — or has no
+    usable round at all (a variant that fails every run: more rounds would not help)."""
+    return all(c["verdict"] in DECISIVE or c["n"] == 0 for c in row["comparisons"].values())
 
 
 def _measurements_json(runs: Sequence[Measurement]) -> list[dict[str, Any]]:
@@ -375,17 +368,13 @@ def run_compare(
     metric_unit: str | None = None,
     on_run: Callable[[int, str, Measurement], None] | None = None,
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    on_look: Callable[[Look, dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Run the whole comparison (every sweep value) and return the ``hone-compare/1`` dict.
 
     ``make_variants(sweep_value)`` binds the arms to one sweep value (None without a sweep).
     The caller is responsible for restoring knobs (it owns the Configurator)."""
-    if settings.rounds < 1:
-        raise HoneError(f"--rounds must be at least 1, got {settings.rounds}")
-    if settings.max_rounds is not None and settings.max_rounds <= settings.rounds:
-        raise HoneError(f"--max-rounds ({settings.max_rounds}) must be larger than --rounds ({settings.rounds})")
-    if not 0 < settings.alpha < 1:
-        raise HoneError(f"--alpha must be between 0 and 1, got {settings.alpha}")
+    settings.experiment(settings.seed).check()
     meta: dict[str, Any] = {
         "format": COMPARE_FORMAT,
         "hone_version": __version__,
@@ -402,10 +391,8 @@ def run_compare(
         "cv_warn": settings.cv_warn,
         "rounds": settings.rounds,
         "max_rounds": settings.max_rounds,
-        "alpha_split": (
-            {"first_look": FIRST_LOOK_ALPHA_SHARE * settings.alpha,
-             "second_look": (1 - FIRST_LOOK_ALPHA_SHARE) * settings.alpha}
-            if settings.max_rounds else None),
+        "max_time": settings.max_time,
+        "alpha_spending": "Lan-DeMets, Pocock type: alpha * ln(1 + (e - 1) * t)",
         "warmup": settings.warmup,
         "seed": settings.seed,
         "n_resamples": settings.n_resamples,
@@ -427,35 +414,35 @@ def run_compare(
     for i, value in enumerate(values):
         bound = (sweep[0], value) if sweep and value is not None else None
         variants = make_variants(bound)
-        result = run_interleaved(variants, rounds=settings.rounds, warmup=settings.warmup,
-                                 seed=settings.seed + i, on_run=on_run)
-        if meta["metric"] is None:
-            if kind == "commands":
-                sample = [m for runs in result.warmup_runs.values() for m in runs] or [
-                    m for runs in result.runs.values() for m in runs]
-                avail = statistics.median(available_cpu_share() for _ in range(3))
-                meta["metric"], meta["metric_reason"] = choose_command_metric(sample, avail)
-            else:
-                meta["metric"], meta["metric_reason"] = "cpu_time", "default"
-        if meta["unit"] is None:
-            meta["unit"] = RUN_METRICS.get(meta["metric"], "")
-        row = _row(value, result)
-        looks = []
-        if settings.max_rounds:
-            a1 = meta["alpha_split"]["first_look"]
-            analyse_row(row, meta, a1)
-            looks.append({"rounds": settings.rounds, "alpha": a1, "decisive": _decisive(row, settings.threshold)})
-            if not looks[-1]["decisive"]:
-                extend_interleaved(result, variants, rounds=settings.max_rounds - settings.rounds, on_run=on_run)
-                row = _row(value, result)
-                a2 = meta["alpha_split"]["second_look"]
-                analyse_row(row, meta, a2)
-                looks.append({"rounds": settings.max_rounds, "alpha": a2,
-                              "decisive": _decisive(row, settings.threshold)})
-        else:
-            analyse_row(row, meta, settings.alpha)
-            looks.append({"rounds": settings.rounds, "alpha": settings.alpha})
-        row["looks"] = looks
+        box: dict[str, Any] = {}
+
+        def analyse(result: InterleavedResult, alpha: float, value: str | None = value,
+                    box: dict[str, Any] = box) -> bool:
+            if meta["metric"] is None:
+                if kind == "commands":
+                    sample = [m for runs in result.warmup_runs.values() for m in runs] or [
+                        m for runs in result.runs.values() for m in runs]
+                    avail = statistics.median(available_cpu_share() for _ in range(3))
+                    meta["metric"], meta["metric_reason"] = choose_command_metric(sample, avail)
+                else:
+                    meta["metric"], meta["metric_reason"] = "cpu_time", "default"
+            if meta["unit"] is None:
+                meta["unit"] = BUILTIN[meta["metric"]].unit if meta["metric"] in BUILTIN else ""
+            row = _row(value, result)
+            analyse_row(row, meta, alpha)
+            box["row"] = row
+            return decisive(row)
+
+        def look(lk: Look, result: InterleavedResult, box: dict[str, Any] = box) -> None:
+            if on_look:
+                on_look(lk, box["row"])
+
+        experiment = run_experiment(variants, settings.experiment(settings.seed + i), analyse=analyse,
+                                    on_run=on_run, on_look=look)
+        row = box["row"]
+        row["looks"] = [lk.to_dict() for lk in experiment.looks]
+        row["stopped"] = experiment.stopped
+        row["planned_rounds"] = experiment.planned_rounds
         meta["rows"].append(row)
         if on_row:
             on_row(row)
