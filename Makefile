@@ -27,10 +27,10 @@ test: setup
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/python -m pytest -q --durations=25 tests
 
-# `make bench` runs the quick figures (~10 min); the others take longer or need root.
+# `make bench` runs the quick figures (~35 min); the others take longer or need root.
 bench: bench-stats bench-tuning
 
-bench-stats: setup
+bench-stats: setup          # every A/B caller's A/A false rate and power, live and replayed (~15-25 min; benchmarks/README.md)
 	$(VENV)/bin/python benchmarks/stats_calibration.py
 
 # hone, TPE and random re-run on seeds 0-9 (~15 min); A-Tune's engine (45-90 s a run) and

@@ -43,6 +43,13 @@ class RestoreError(HoneError):
     exit_code = 3
 
 
+class GateFailedError(HoneError):
+    """``--fail-on``: a candidate's verdict is one the user gates on (exit code 4: the
+    comparison ran and is reported; CI jobs fail on it)."""
+
+    exit_code = 4
+
+
 class KnobError(HoneError):
     """A knob could not be read or written."""
 

@@ -40,8 +40,12 @@ BUILTIN: dict[str, BuiltinMetric] = {m.name: m for m in (
 
 def value(run: Any, name: str) -> float:
     """The built-in metric ``name`` of a run (a Measurement, a ProcessResult or a stored run's
-    dict); NaN when the run does not have it."""
+    dict); NaN when the run does not have it. A run under valgrind (``counted_by``) has no
+    time or RSS of its own: those were valgrind's, 5–50× the program's."""
     metric = BUILTIN[name]
+    by = run.get("counted_by") if isinstance(run, dict) else getattr(run, "counted_by", None)
+    if by == "valgrind" and not metric.counted:
+        return math.nan
     if isinstance(run, dict):
         got = (run.get("metrics") or {}).get(name) if metric.counted else run.get(metric.source)
     elif metric.counted:
@@ -51,4 +55,43 @@ def value(run: Any, name: str) -> float:
     return math.nan if got is None else float(got)
 
 
-__all__ = ["BUILTIN", "BuiltinMetric", "value"]
+#: The built-in metrics every summary of runs shows beside the spec's own: what a run cost in time.
+SUMMARY: tuple[str, ...] = ("cpu_time", "wall_time")
+
+
+def _extracted(run: Any) -> dict[str, Any]:
+    got = run.get("metrics") if isinstance(run, dict) else getattr(run, "metrics", None)
+    return dict(got or {})
+
+
+def of_run(run: Any, name: str) -> float:
+    """Metric ``name`` of one run: the value it extracted under that name (a spec metric, a
+    counted one), else the built-in of that name; NaN when it has neither."""
+    got = _extracted(run).get(name)
+    if got is not None:
+        return float(got)
+    return value(run, name) if name in BUILTIN else math.nan
+
+
+def figures(run: Any, builtins: tuple[str, ...] = SUMMARY) -> dict[str, float]:
+    """Every metric one run extracted, plus the built-ins ``builtins`` it did not extract itself."""
+    out = {k: math.nan if v is None else float(v) for k, v in _extracted(run).items()}
+    for name in builtins:
+        if name not in out and not math.isnan(got := value(run, name)):  # none under valgrind
+            out[name] = got
+    return out
+
+
+def means(runs: list[Any]) -> dict[str, float]:
+    """The mean of each of :func:`figures` over the runs that succeeded (``{}`` when none did)."""
+    ok = [figures(r) for r in runs if _succeeded(r)]
+    if not ok:
+        return {}
+    return {k: sum(f.get(k, math.nan) for f in ok) / len(ok) for k in ok[0]}
+
+
+def _succeeded(run: Any) -> bool:
+    return (run.get("error") if isinstance(run, dict) else getattr(run, "error", None)) is None
+
+
+__all__ = ["BUILTIN", "SUMMARY", "BuiltinMetric", "figures", "means", "of_run", "value"]

@@ -34,7 +34,9 @@ def test_filecopy_doctor_run_end_to_end(hone, caps, tmp_path: Path) -> None:  # 
     assert buf["comparisons"]["buf-4096"]["verdict"] == "faster"  # 16× fewer syscalls per byte
     for exp in doc["experiments"]:
         for c in exp["comparisons"].values():
-            assert c["verdict"] in {"faster", "slower", "no difference", "inconclusive"}
+            assert c["verdict"] in {"faster", "slower", "equivalent", "inconclusive"}
+            inside = c["ci_pct"][0] > -1.0 and c["ci_pct"][1] < 1.0  # --threshold 1 (%)
+            assert c["verdict"] != "equivalent" or inside
             assert c["ci_pct"][0] <= c["change_pct"] <= c["ci_pct"][1]
     md = (out / "report.md").read_text()
     assert "## Experiments" in md and "95% CI" in md and "| variant |" in md

@@ -1,4 +1,4 @@
-"""Exporters render a compare result (hone-compare/1) without re-running anything."""
+"""Exporters render a compare result (hone-compare/2) without re-running anything."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def test_json_is_strict_versioned_and_keeps_every_raw_run(tmp_path: Path) -> Non
     text = json_report.render(data)
     assert "NaN" not in text and "Infinity" not in text
     doc = json.loads(text)
-    assert doc["format"] == "hone-compare/1"
+    assert doc["format"] == "hone-compare/2"
     assert doc["fingerprint"]["kernel"] and "loadavg" in doc["fingerprint"]
     assert "loadavg" in doc["fingerprint_end"]
     runs = {v["name"]: v["runs"] for v in doc["rows"][0]["variants"]}

@@ -23,12 +23,12 @@ def compare_result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return json.loads(out.read_text())
 
 
-@pytest.mark.parametrize("cut", ["rows", "runs", "metric"])
+@pytest.mark.parametrize("cut", ["rows", "rows[0].variants[0].runs", "metric"])
 @pytest.mark.parametrize("export", [(), ("--markdown", "-")])
 def test_result_missing_a_field_is_one_line(hone, tmp_path: Path, compare_result: dict[str, Any], cut: str,  # type: ignore[no-untyped-def]
                                             export: tuple[str, ...]) -> None:
     data = json.loads(json.dumps(compare_result))
-    if cut == "runs":
+    if cut == "rows[0].variants[0].runs":
         del data["rows"][0]["variants"][0]["runs"]
     else:
         del data[cut]
@@ -36,7 +36,7 @@ def test_result_missing_a_field_is_one_line(hone, tmp_path: Path, compare_result
     path.write_text(json.dumps(data))
     res = hone("report", path, *export)
     assert res.code == 2 and "Traceback" not in res.err, res.err
-    assert res.err.startswith(f"hone: error: {path}: not a complete hone-compare result (field '{cut}' missing)")
+    assert res.err == f"hone: error: {path}: not a complete hone-compare/2 result: field '{cut}' missing\n"
     assert res.out == ""
 
 
@@ -45,4 +45,4 @@ def test_tune_result_with_a_field_of_the_wrong_shape_is_one_line(hone, tmp_path:
     path.write_text(json.dumps({"format": "hone-tune/1", "best_candidate": ["not", "a", "mapping"]}))
     res = hone("report", path)
     assert res.code == 2 and "Traceback" not in res.err
-    assert res.err.startswith(f"hone: error: {path}: not a complete hone-tune result")
+    assert res.err.startswith(f"hone: error: {path}: not a complete hone-tune/1 result: field 'spec' missing")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from hone.build.scenario import Scenario, run_scenario
 from hone.errors import CapabilityError
+from hone.run.instructions import SIGILL_HINT, VALGRIND_TIMEOUT_FACTOR, cannot_decode, parse_cachegrind, sigill_message
 
 EVENTS = ("Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw", "Bc", "Bcm", "Bi", "Bim")
 
@@ -36,18 +37,6 @@ class Counts:
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
-
-
-def parse_cachegrind(text: str) -> dict[str, int]:
-    """Event totals from one ``cachegrind.out`` file (its ``events:`` and ``summary:`` lines)."""
-    events: list[str] = []
-    for line in text.splitlines():
-        if line.startswith("events:"):
-            events = line.split()[1:]
-        elif line.startswith("summary:") and events:
-            values = [int(v) for v in line.split()[1:]]
-            return dict(zip(events, values, strict=False))
-    return {}
 
 
 def totals(event_maps: list[dict[str, int]]) -> Counts:
@@ -88,14 +77,11 @@ def measure_counts(scenario: Scenario, binary: Path, *, timeout: float, cwd: Pat
                                 hint="apt-get install valgrind (scripts/setup.sh does)")
     with tempfile.TemporaryDirectory(prefix="hone-cg-") as tmp:
         d = Path(tmp)
-        res = run_scenario(scenario, _wrapper(d, binary.resolve()), timeout=timeout * 100, cwd=cwd)
+        res = run_scenario(scenario, _wrapper(d, binary.resolve()), timeout=timeout * VALGRIND_TIMEOUT_FACTOR,
+                           cwd=cwd)
         err = res.stderr
-        if "unhandled instruction bytes" in err or "SIGILL" in err or res.returncode in (132, -4):
-            raise CountsUnavailable(
-                f"valgrind cannot run {binary.name}: it died with SIGILL on an instruction it cannot decode"
-                " (valgrind 3.19 lacks AVX-512; was it built with -march=native?) — no instruction counts,"
-                " time only",
-                hint="build without -march=native to get deterministic counts")
+        if cannot_decode(err) or "SIGILL" in err or res.returncode in (132, -4):
+            raise CountsUnavailable(sigill_message(binary.name) + ", time only", hint=SIGILL_HINT)
         maps = [parse_cachegrind(p.read_text(errors="replace")) for p in sorted(d.glob("cg.*"))]
         maps = [m for m in maps if m]
         if not maps:

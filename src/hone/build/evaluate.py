@@ -1,6 +1,7 @@
 """Every variant against the default, per evaluate scenario: interleaved rounds of CPU
-time through :func:`hone.run.schedule.run_interleaved` and :func:`compare_paired`, beside
-deterministic cachegrind counts; a gain is called only beyond the layout-noise floor.
+time on the A/B engine (:func:`hone.experiment.run_experiment`, ``--rounds`` rounds, the
+``auto`` estimator), beside deterministic cachegrind counts; a gain is called only beyond the
+layout-noise floor.
 
 The noise floor: defaults rebuilt with alignment perturbations are measured like any
 variant; the largest |change| among them (in %) is what layout alone does to this
@@ -19,27 +20,58 @@ from typing import Any
 from hone.build.correctness import Reference
 from hone.build.counts import Counts
 from hone.build.scenario import Scenario, run_scenario
+from hone.experiment import ExperimentSettings, compare_arms, run_experiment
+from hone.metrics import value
 from hone.run.benchmark import Measurement
-from hone.run.schedule import Variant, run_interleaved
-from hone.stats.paired import PairedComparison, compare_paired
+from hone.run.schedule import InterleavedResult, Variant
+from hone.stats.paired import PairedComparison
 
 NOISE_PREFIX = "noise-"
+DEFAULT = "default"
+#: Each comparison's error rate (a fixed number of rounds: one look).
+ALPHA = 0.05
+
+
+def cpu_time(m: Measurement) -> float:
+    """The figure compared: the run's CPU time (user + system, :mod:`hone.metrics`)."""
+    return value(m, "cpu_time")
 
 
 @dataclass
 class ScenarioTiming:
-    """CPU seconds per round for each variant name on one evaluate scenario."""
+    """Every binary's runs on one evaluate scenario (index = round) and each one's comparison
+    with the default at the experiment's final α."""
 
     scenario: str
-    cpu_s: dict[str, list[float]]
+    runs: dict[str, list[Measurement]]
+    comparisons: dict[str, PairedComparison]
     failures: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def cpu_s(self) -> dict[str, list[float]]:
+        """CPU seconds per round for each binary (NaN for a failed run)."""
+        return {n: [cpu_time(m) if m.ok else math.nan for m in runs] for n, runs in self.runs.items()}
+
+
+def compare_to_default(runs: dict[str, list[Measurement]], *, threshold: float, alpha: float = ALPHA,
+                       seed: int = 0) -> dict[str, PairedComparison]:
+    """Every binary's CPU time against the default's, round by round, at ``alpha``."""
+    return compare_arms(runs, DEFAULT, cpu_time, goal="minimize", threshold=threshold, alpha=alpha, seed=seed)
+
+
+def judge_timing(scenario: str, runs: dict[str, list[Measurement]], *, threshold: float, alpha: float = ALPHA,
+                 seed: int = 0) -> ScenarioTiming:
+    """A :class:`ScenarioTiming` of measured ``runs``: comparisons and failed runs."""
+    fails = {n: [m.error or "" for m in rs if not m.ok] for n, rs in runs.items()}
+    return ScenarioTiming(scenario, runs, compare_to_default(runs, threshold=threshold, alpha=alpha, seed=seed),
+                          {k: v for k, v in fails.items() if v})
 
 
 def time_scenario(scenario: Scenario, binaries: dict[str, Path], reference: Reference, *, rounds: int,
-                  warmup: int, seed: int, timeout: float, cwd: Path | None,
+                  warmup: int, seed: int, timeout: float, cwd: Path | None, threshold: float = 0.01,
                   on_run: Callable[[int, str, Measurement], None] | None = None) -> ScenarioTiming:
-    """Interleave every binary on ``scenario`` for ``rounds`` rounds (+ ``warmup``).
-    A run whose exit code differs from the default's counts as failed (NaN)."""
+    """Interleave every binary on ``scenario`` for ``rounds`` rounds (+ ``warmup``) on the
+    A/B engine. A run whose exit code differs from the default's counts as failed (NaN)."""
 
     def runner(binary: Path) -> Callable[[], Measurement]:
         def _run() -> Measurement:
@@ -51,10 +83,15 @@ def time_scenario(scenario: Scenario, binaries: dict[str, Path], reference: Refe
         return _run
 
     variants = [Variant(name, runner(path)) for name, path in binaries.items()]
-    result = run_interleaved(variants, rounds=rounds, warmup=warmup, seed=seed, on_run=on_run)
-    cpu = {n: [m.cpu_s if m.ok else math.nan for m in runs] for n, runs in result.runs.items()}
-    fails = {n: [m.error or "" for m in runs if not m.ok] for n, runs in result.runs.items()}
-    return ScenarioTiming(scenario.name, cpu, {k: v for k, v in fails.items() if v})
+    judged: dict[str, ScenarioTiming] = {}
+
+    def analyse(result: InterleavedResult, alpha: float) -> bool:
+        judged["last"] = judge_timing(scenario.name, result.runs, threshold=threshold, alpha=alpha, seed=seed)
+        return all(c.decisive for n, c in judged["last"].comparisons.items() if not n.startswith(NOISE_PREFIX))
+
+    run_experiment(variants, ExperimentSettings(rounds=rounds, warmup=warmup, seed=seed, threshold=threshold,
+                                                alpha=ALPHA, estimator="auto"), analyse=analyse, on_run=on_run)
+    return judged["last"]
 
 
 def noise_floor_pct(comparisons: dict[str, PairedComparison]) -> float:
@@ -65,8 +102,13 @@ def noise_floor_pct(comparisons: dict[str, PairedComparison]) -> float:
 
 
 def verdict_with_floor(comp: PairedComparison, floor_pct: float) -> str:
-    """The paired verdict, except a faster/slower change no larger than the floor."""
+    """The paired verdict, except "within noise floor" for a faster/slower change no larger
+    than the floor and for an inconclusive one whose whole CI lies within ±floor (any change
+    it leaves open is one layout alone makes)."""
     if comp.verdict in ("faster", "slower") and abs(comp.change_pct) <= floor_pct:
+        return "within noise floor"
+    lo, hi = comp.ci_pct
+    if comp.verdict == "inconclusive" and floor_pct > 0 and -floor_pct <= lo and hi <= floor_pct:
         return "within noise floor"
     return comp.verdict
 
@@ -78,14 +120,12 @@ def ratio(value: float | None, reference: float | None) -> float | None:
 
 
 def scenario_rows(timing: ScenarioTiming, counts: dict[str, Counts | None], binaries: dict[str, Path],
-                  modes: dict[str, str], *, threshold: float) -> tuple[list[dict[str, Any]], float]:
+                  modes: dict[str, str]) -> tuple[list[dict[str, Any]], float]:
     """One JSON row per variant for this scenario (ratios are variant / default) and
     the scenario's noise floor in %."""
-    ref = timing.cpu_s["default"]
-    comps: dict[str, PairedComparison] = {}
-    for name, values in timing.cpu_s.items():
-        if name != "default":
-            comps[name] = compare_paired(ref, values, goal="minimize", threshold=threshold)
+    cpu = timing.cpu_s
+    ref = cpu[DEFAULT]
+    comps = timing.comparisons
     floor = noise_floor_pct(comps)
     ref_counts = counts.get("default")
     rows: list[dict[str, Any]] = []
@@ -96,7 +136,7 @@ def scenario_rows(timing: ScenarioTiming, counts: dict[str, Counts | None], bina
             "mode": modes.get(name, name),
             "binary": str(path),
             "scenario": timing.scenario,
-            "cpu_s_median": _median(timing.cpu_s[name]),
+            "cpu_s_median": _median(cpu[name]),
             "instructions": c.instructions if c else None,
             "instructions_ratio": ratio(c.instructions, ref_counts.instructions) if c and ref_counts else None,
             "branch_mispredicts_ratio": (ratio(c.branch_mispredicts, ref_counts.branch_mispredicts)
@@ -105,7 +145,7 @@ def scenario_rows(timing: ScenarioTiming, counts: dict[str, Counts | None], bina
             "noise_floor_pct": floor,
             "failed_runs": len(timing.failures.get(name, [])),
         }
-        if name == "default":
+        if name == DEFAULT:
             row.update(time_ratio=1.0, time_ci=[1.0, 1.0], change_pct=0.0, p_value=None, n=len(ref),
                        verdict="reference")
         else:
@@ -120,6 +160,10 @@ def scenario_rows(timing: ScenarioTiming, counts: dict[str, Counts | None], bina
                 mde_pct=comp.mde_pct,
                 verdict="noise probe" if name.startswith(NOISE_PREFIX) else verdict_with_floor(comp, floor),
                 paired_verdict=comp.verdict,
+                reason=comp.reason,
+                rounds_needed=comp.rounds_needed,
+                estimator=comp.estimator,
+                alpha=comp.alpha,
             )
         rows.append(row)
     return rows, floor
@@ -143,7 +187,12 @@ def geomean(values: list[float]) -> float | None:
 def pick_best(rows: list[dict[str, Any]], variants: list[str]) -> dict[str, Any]:
     """The variant to use: faster than the default beyond the noise floor on at least one
     evaluate scenario, slower on none, lowest geometric-mean time ratio. Also names the
-    variant with the lowest instruction count (deterministic), whatever time says."""
+    variant with the lowest instruction count (deterministic), whatever time says.
+
+    "Slower on none" is not "shown no slower everywhere": a scenario where the pick's
+    comparison is inconclusive could hide a loss of the size its CI leaves open. The pick
+    then says so (``settled`` false, ``unsettled`` with each such scenario's range and the
+    rounds that would settle it) instead of counting that scenario as no loss."""
     by_variant: dict[str, list[dict[str, Any]]] = {v: [] for v in variants}
     for r in rows:
         if r["variant"] in by_variant:
@@ -164,8 +213,22 @@ def pick_best(rows: list[dict[str, Any]], variants: list[str]) -> dict[str, Any]
                                      " on any evaluate scenario without being slower on another"}
     if winners:
         name, t, i, _ = winners[0]
-        out = {"variant": name, "time_ratio_geomean": t, "instructions_ratio_geomean": i,
-               "reason": "lowest geometric-mean CPU-time ratio among variants faster beyond the noise floor"}
+        open_rows = [r for r in by_variant[name] if r["verdict"] == "inconclusive"]
+        unsettled = [{"scenario": r["scenario"], "ci_pct": r.get("ci_pct"), "reason": r.get("reason", ""),
+                      "rounds_needed": r.get("rounds_needed")} for r in open_rows]
+        reason = "lowest geometric-mean CPU-time ratio among variants faster beyond the noise floor"
+        if unsettled:
+            reason += "; not shown no slower on " + "; ".join(_open_text(u) for u in unsettled)
+        out = {"variant": name, "time_ratio_geomean": t, "instructions_ratio_geomean": i, "reason": reason,
+               "settled": not unsettled, "unsettled": unsettled}
     if by_instr:
         out["fewest_instructions"] = {"variant": by_instr[0][0], "instructions_ratio_geomean": by_instr[0][2]}
     return out
+
+
+def _open_text(unsettled: dict[str, Any]) -> str:
+    ci = unsettled.get("ci_pct")
+    span = (f"could be anywhere from {ci[0]:+.1f}% to {ci[1]:+.1f}%" if ci and all(math.isfinite(x) for x in ci)
+            else "could not be bounded")
+    need = f", about {unsettled['rounds_needed']} rounds would settle it" if unsettled.get("rounds_needed") else ""
+    return f"{unsettled['scenario']} (inconclusive: {span}{need})"

@@ -444,8 +444,8 @@ class PgoRun:
             self.log(f"time {scn.name}: {plan.rounds} interleaved rounds × {len(binaries)} binaries …")
             timing = time_scenario(scn, binaries, self.references[scn.name], rounds=plan.rounds,
                                    warmup=plan.warmup, seed=plan.seed + i, timeout=plan.run_timeout,
-                                   cwd=plan.scenario_cwd)
-            srows, floor = scenario_rows(timing, counts, binaries, modes, threshold=0.01)
+                                   cwd=plan.scenario_cwd, threshold=0.01)
+            srows, floor = scenario_rows(timing, counts, binaries, modes)
             rows += srows
             floors[scn.name] = floor
         variant_names = [b.name for b in ok if b.kind == "variant"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 from typing import Any
@@ -25,11 +26,18 @@ from hone.experiment.compare import (
     per_variant,
     run_compare,
     spec_variants,
+    with_counter,
 )
+from hone.experiment.gate import check_gate, parse_fail_on
 from hone.journal import machine_lock_if
+from hone.report import benchstat as benchstat_report
+from hone.report import bmf as bmf_report
 from hone.report import csv as csv_report
+from hone.report import gab as gab_report
+from hone.report import hyperfine as hyperfine_report
 from hone.report import json as json_report
 from hone.report import markdown as md_report
+from hone.report import summary as summary_report
 from hone.report import terminal
 from hone.report.base import write_text
 from hone.run.benchmark import Measurement
@@ -59,7 +67,8 @@ def _is_spec(path: str) -> bool:
               help="Time the whole comparison may take while it is not decisive (90s, 10m, 1h); 0 runs exactly "
                    "--rounds rounds.")
 @click.option("--metric", default=None,
-              help="Metric to compare: cpu_time, wall_time, user_time, sys_time, max_rss or a spec metric "
+              help="Metric to compare: cpu_time, wall_time, user_time, sys_time, max_rss, instructions (counted "
+                   "by perf where the PMU counts them, else valgrind: repeatable, 5-50x slower) or a spec metric "
                    "(default: cpu_time for CPU-bound commands, else wall_time; a spec's first metric).")
 @click.option("--threshold", type=click.FloatRange(min=0), default=1.0, show_default=True,
               help="Smallest change that matters, in %: faster/slower need at least this much; equivalent means "
@@ -89,12 +98,29 @@ def _is_spec(path: str) -> bool:
 @click.option("--export-markdown", metavar="FILE", help="Seed-000 style table (- = stdout).")
 @click.option("--export-csv", metavar="FILE", help="One line per variant: summary, ratio, CI, p, verdict.")
 @click.option("--export-json", metavar="FILE", help="Versioned result with every raw run (hone report reads it).")
+@click.option("--export-hyperfine", metavar="FILE",
+              help="hyperfine's --export-json layout; times in s: the metric when it is a time, else wall time.")
+@click.option("--export-bmf", metavar="FILE",
+              help="Bencher Metric Format (bencher run --adapter json): each variant's mean ± stddev.")
+@click.option("--export-gab", metavar="FILE",
+              help="github-action-benchmark JSON, customSmallerIsBetter or customBiggerIsBetter by the metric's "
+                   "goal (printed).")
+@click.option("--export-benchstat", metavar="FILE",
+              help="benchstat-like text: each variant's mean ± stddev, then 'old vs new: +x% (p=…, n=…)'.")
+@click.option("--summary", "summary_path", metavar="FILE",
+              help="Markdown summary (verdicts, gate, means, table) for CI pages; it is also appended to "
+                   "$GITHUB_STEP_SUMMARY when that is set.")
+@click.option("--fail-on", metavar="VERDICT[,VERDICT]",
+              help="After reporting, exit 4 when a candidate's verdict against the first variant (at any sweep "
+                   "value) is one of these: slower, or slower,inconclusive for a strict gate.")
 def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[str, ...], rounds: int,
                 warmup: int, max_rounds: int | None, max_time: str, metric: str | None, threshold: float,
                 alpha: float,
                 seed: int | None, prepares: tuple[str, ...], cleanups: tuple[str, ...], sweep: str | None,
                 pin: str | None, no_aslr: bool, shell: bool, timeout: float, estimator: str, cv_warn: float,
-                export_markdown: str | None, export_csv: str | None, export_json: str | None) -> None:
+                export_markdown: str | None, export_csv: str | None, export_json: str | None,
+                export_hyperfine: str | None, export_bmf: str | None, export_gab: str | None,
+                export_benchstat: str | None, summary_path: str | None, fail_on: str | None) -> None:
     """Compare commands, or knob variants of a spec, in interleaved rounds.
 
     \b
@@ -106,9 +132,12 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
     CI and p-value (Welsch M-estimate + randomization test when the rounds are heavy-tailed,
     else BCa bootstrap + Wilcoxon; see --estimator), and a verdict: faster/slower only when the CI
     excludes 0, p < alpha and the change is at least --threshold. Knobs are restored at
-    the end, also on failure or Ctrl-C. Exit 1 when a variant failed every run.
+    the end, also on failure or Ctrl-C. Exit 1 when a variant failed every run; exit 4 when
+    --fail-on names a verdict a candidate got.
     """
-    stdout_for_data(export_markdown, export_csv, export_json)
+    gate = parse_fail_on(fail_on)
+    stdout_for_data(export_markdown, export_csv, export_json, export_hyperfine, export_bmf, export_gab,
+                    export_benchstat, summary_path)
     budget = None if max_time.strip() in ("0", "0s") else _duration(max_time, "--max-time")
     if budget is None and max_rounds is None:
         max_rounds = rounds  # exactly --rounds
@@ -149,6 +178,15 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
         write_text(export_markdown, md_report.render(result))
     if export_csv:
         write_text(export_csv, csv_report.render(result))
+    for path, exporter in ((export_hyperfine, hyperfine_report), (export_bmf, bmf_report), (export_gab, gab_report),
+                           (export_benchstat, benchstat_report)):
+        if path:
+            write_text(path, exporter.render(result))
+    if export_gab:
+        console.print(f"github-action-benchmark export: use tool: {gab_report.tool(result)}", style="dim")
+    if summary_path or os.environ.get("GITHUB_STEP_SUMMARY"):
+        for warning in summary_report.publish(summary_report.render(result, gate), summary_path):
+            err_console.print(f"warning: {warning}", style="yellow")
     dead = sorted({v["name"] for row in result["rows"] for v in row["variants"]
                    if not row["summaries"].get(v["name"])})
     if dead:
@@ -156,6 +194,7 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
     if result.get("restore_problems"):
         raise RestoreError(f"{len(result['restore_problems'])} change(s) could not be restored; they stay in the"
                            " journal", hint="fix the cause and run `hone rollback`")
+    check_gate(result, gate)
 
 
 class VariantFailedError(HoneError):
@@ -262,8 +301,8 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
                                  spec={"path": str(loaded.path), "name": loaded.spec.name},
                                  spec_text=loaded.path.read_text(), metric_unit=unit, on_run=on_run,
                                  on_look=_look_printer(progress, task, len(arms)))
-            result["metric_reason"] = ("chosen with --metric" if args and settings.metric != spec_metric.name
-                                       else "the spec's first metric")
+            why = "chosen with --metric" if args and settings.metric != spec_metric.name else "the spec's first metric"
+            result["metric_reason"] = with_counter(why, settings.metric)
         finally:
             problems = configurator.restore()
             for problem in problems:

@@ -12,7 +12,7 @@ from rich.text import Text
 from hone.cli import main
 from hone.cli._common import console, err_console, stdout_for_data, write_json
 from hone.diagnose.capabilities import Capabilities, probe_capabilities
-from hone.diagnose.report_markdown import num, pct
+from hone.diagnose.report_markdown import num, pct, verdict_note
 from hone.errors import HoneError
 
 
@@ -46,7 +46,7 @@ def _print_missing(missing: dict[str, str], to_stdout: bool = False) -> None:
 @click.option("--duration", type=float, default=5.0, show_default=True, help="Seconds to watch --pid.")
 @click.option("-r", "--repeats", type=int, default=3, show_default=True, help="Runs (each under perf stat).")
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds per run before it is killed.")
-@click.option("--json", "json_path", metavar="FILE", help="Write the hone.profile/1 JSON result (- = stdout).")
+@click.option("--json", "json_path", metavar="FILE", help="Write the hone-profile/1 JSON result (- = stdout).")
 def profile_cmd(command: tuple[str, ...], pid: int | None, duration: float, repeats: int, timeout: float,
                 json_path: str | None) -> None:
     """Count every supported perf event for COMMAND (or SPEC, or --pid), repeated.
@@ -201,8 +201,9 @@ def doctor_cmd(command: tuple[str, ...], show_caps: bool, show_rules: bool, moun
     """Profile COMMAND (or SPEC), apply the rules, rank findings and propose experiments.
 
     Each finding shows its evidence, threshold and source, and the exact next command. With
-    --run the experiments are executed in interleaved rounds and judged with a paired
-    bootstrap CI and Wilcoxon test. Reports: OUT/report.md and OUT/report.html.
+    --run the experiments are executed in interleaved rounds and judged round by round:
+    faster, slower, equivalent (within --threshold) or inconclusive (with the range not
+    ruled out). Reports: OUT/report.md and OUT/report.html.
 
         hone doctor --capabilities
         hone doctor examples/filecopy/hone.yaml --run
@@ -319,7 +320,7 @@ def _print_findings(doc: dict) -> None:  # type: ignore[type-arg]
             console.print(f"   {name:12s} mean {num(s['mean'])} {exp['unit']}  (stddev/mean {pct(s['cv'] * 100)})")
         for name, c in exp["comparisons"].items():
             console.print(f"   {name} vs {ref}: {c['change_pct']:+.1f}% [{c['ci_pct'][0]:+.1f}%, "
-                          f"{c['ci_pct'][1]:+.1f}%] p={c['p_value']:.3g} → {c['verdict']}")
+                          f"{c['ci_pct'][1]:+.1f}%] p={c['p_value']:.3g} → {c['verdict']}{verdict_note(c)}")
     missing = {k for m in doc["not_evaluated"].values() for k in m}
     if doc["not_evaluated"]:
         reasons = sorted({v for m in doc["not_evaluated"].values() for v in m.values()})

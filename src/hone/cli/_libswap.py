@@ -5,15 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.table import Table
 
 from hone.cli import main
 from hone.cli._common import console, err_console, stdout_for_data, write_json
 from hone.errors import HoneError
+from hone.report import libswap_terminal
 from hone.runtime.allocators import ALLOCATOR_NAMES
-from hone.runtime.glibc import GlibcInstall, is_glibc_soname, obtain_glibc
-from hone.runtime.patch import VariantReport, make_alloc_variant, make_glibc_variant
-from hone.runtime.show import RuntimeInfo, show_binary, show_pid
+from hone.runtime.glibc import obtain_glibc
+from hone.runtime.patch import make_alloc_variant, make_glibc_variant
+from hone.runtime.show import show_binary, show_pid
 
 _SMOKE_HELP = "Smoke command run after patching; {bin} is the patched binary (default: '{bin} --version')."
 
@@ -33,26 +33,6 @@ def libswap_group() -> None:
     /var/cache/hone for root, ~/.cache/hone otherwise); the system's glibc and apt sources
     are never touched. Measure the variants with `hone compare`.
     """
-
-
-def _print_report(report: VariantReport, glibc: GlibcInstall | None = None) -> None:
-    table = Table(title=f"{report.binary}  ({report.label}, resolved by its own loader)")
-    table.add_column("library")
-    table.add_column("resolved to")
-    table.add_column("")
-    for lib in report.resolved:
-        mark = ""
-        if glibc is not None and lib.path and is_glibc_soname(lib.soname):
-            mark = "private glibc" if glibc.contains(lib.path) else "SYSTEM"
-        elif lib.path and report.libs and any(Path(lib.path).resolve() == p.resolve() for p in report.libs):
-            mark = "bundled (patched)"
-        table.add_row(lib.name, lib.path or "not found", mark)
-    console.print(table)
-    if report.smoke is not None:
-        console.print(f"smoke: {report.smoke}")
-    where = "patched in place (journaled; `hone rollback` restores the originals)" if report.in_place \
-        else "variant (originals untouched)"
-    console.print(f"{where}: {report.binary}")
 
 
 @libswap_group.command("glibc")
@@ -91,7 +71,7 @@ def glibc_cmd(binary: str, libs: tuple[str, ...], which: str, out_dir: str | Non
         report = patch_glibc_in_place(Path(binary), paths, glibc, smoke=smoke_cmd)
     else:
         report = make_glibc_variant(Path(binary), paths, glibc, Path(out_dir) if out_dir else None, smoke=smoke_cmd)
-    _print_report(report, glibc)
+    console.print(libswap_terminal.render(report.to_json()))
     if json_path:
         write_json(json_path, report.to_json())
 
@@ -117,27 +97,9 @@ def alloc_cmd(binary: str, name: str, out_dir: str | None, no_install: bool, smo
     stdout_for_data(json_path)
     report = make_alloc_variant(Path(binary), name, Path(out_dir) if out_dir else None, install=not no_install,
                                 smoke=None if no_smoke else smoke)
-    _print_report(report)
+    console.print(libswap_terminal.render(report.to_json()))
     if json_path:
         write_json(json_path, report.to_json())
-
-
-def _print_info(info: RuntimeInfo) -> None:
-    table = Table(title=info.target, show_header=False)
-    table.add_column("what")
-    table.add_column("value")
-    table.add_row("interpreter", info.interpreter or "none (static)")
-    if info.interpreter is None and info.libc is None:
-        table.add_row("glibc", "linked in statically (no shared libc)")
-    else:
-        where = "private" if info.private_glibc else "system"
-        table.add_row("glibc", f"{info.glibc_version or '?'} ({where}) {info.libc or ''}".strip())
-    table.add_row("allocator", f"{info.allocator} ({info.how})" + (f" {info.allocator_file}" if info.allocator_file
-                                                                    else ""))
-    table.add_row("libraries", "\n".join(info.libraries) or "-")
-    for note in info.notes:
-        table.add_row("note", note)
-    console.print(table)
 
 
 @libswap_group.command("show")
@@ -153,7 +115,7 @@ def show_cmd(binary: str | None, pid: int | None, json_path: str | None) -> None
         write_json(json_path, info.to_json())
         if json_path == "-":
             return
-    _print_info(info)
+    console.print(libswap_terminal.render_show(info.to_json()))
 
 
 @libswap_group.command("fetch")

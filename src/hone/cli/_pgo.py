@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
-from rich.text import Text
 
 from hone.build import BuildPlan, PgoRun, Scenario, latest_result, load_result, parse_modes, scenario_name
 from hone.build.recipe import EXAMPLE_MODES
 from hone.cli import main
 from hone.cli._common import console, err_console, stdout_for_data, write_json
 from hone.errors import HoneError
+from hone.report import pgo_terminal
 from hone.spec import load_spec
 
 _SCENARIO_PREFIX = re.compile(r"^@([A-Za-z0-9_.-]+)(?::([0-9]*\.?[0-9]+))?\s+(.+)$", re.DOTALL)
@@ -76,59 +75,13 @@ def plan_from_spec(spec_path: str) -> BuildPlan:
 # ---------------------------------------------------------------- output
 
 
-def _pct(ratio: float | None) -> str:
-    return "–" if ratio is None else f"{(ratio - 1) * 100:+.1f}%"
-
-
-def _ci(ci: list[float] | None) -> str:
-    if not ci or ci[0] is None:
-        return "–"
-    return f"[{(ci[0] - 1) * 100:+.1f}, {(ci[1] - 1) * 100:+.1f}]%"
-
-
 def render(result: dict[str, Any]) -> None:
-    """The seed-000 table per evaluate scenario, then builds, profiles and the pick."""
-    rejected = [b for b in result["builds"] if b["status"] == "rejected"]
-    failed = [b for b in result["builds"] if b["status"] == "failed"]
-    for b in rejected:
-        err_console.print(f"REJECTED {b['variant']}: wrong output — {b['error']}", style="bold red")
-    for b in failed:
-        err_console.print(f"build failed {b['variant']}: {b['error']}", style="red")
-    for w in result.get("warnings", []):
-        err_console.print(f"warning: {w}", style="yellow")
-    if result.get("counts_note"):
-        err_console.print(result["counts_note"], style="yellow")
-    scenarios = [s["name"] for s in result["scenarios"]["evaluate"]]
-    for scn in scenarios:
-        rows = [r for r in result["variants"] if r["scenario"] == scn]
-        floor = result["noise_floor_pct"].get(scn, 0.0)
-        table = Table(title=f"{result.get('name') or 'pgo'} — {scn}  (CPU time vs default, {result['rounds']} rounds;"
-                            f" layout-noise floor ±{floor:.1f}%)")
-        for col in ("variant", "CPU s (median)", "time", "95% CI", "instructions", "branch misp.", "cache misses",
-                    "verdict"):
-            table.add_column(col, justify="left" if col in ("variant", "verdict") else "right")
-        for r in rows:
-            med = r.get("cpu_s_median")
-            table.add_row(r["variant"], "–" if med is None else f"{med:.3f}", _pct(r["time_ratio"]), _ci(r["time_ci"]),
-                          _pct(r["instructions_ratio"]), _pct(r["branch_mispredicts_ratio"]),
-                          _pct(r["cache_misses_ratio"]), r["verdict"])
-        console.print(table)
-    for kind, prof in result.get("profiles", {}).items():
-        shares = prof.get("contributions", {})
-        parts = ", ".join(f"{s['scenario']} (weight {s['weight']:g}, {s['total_count']:,} counts,"
-                          f" {shares.get(s['scenario'], 0) * 100:.0f}%)" for s in prof["scenarios"])
-        console.print(f"profile {kind}: {parts}; merged sha256 {prof['sha256'][:12]}")
-    best = result["best"]
-    if best.get("variant"):
-        console.print(Text.assemble((f"best: {best['variant']}", "bold"),
-                                    f" (time {_pct(best['time_ratio_geomean'])}, instructions "
-                                    f"{_pct(best['instructions_ratio_geomean'])} geometric mean) — {best['reason']}"))
-    else:
-        console.print(f"best: none — {best['reason']}")
-    if best.get("fewest_instructions"):
-        fi = best["fewest_instructions"]
-        console.print(f"fewest instructions: {fi['variant']} ({_pct(fi['instructions_ratio_geomean'])})")
-    console.print(f"binaries and manifests: {result['workdir']}/variants/", style="dim")
+    """The seed-000 table per evaluate scenario, then builds, profiles and the pick; rejected
+    or failed builds and warnings go to stderr (:mod:`hone.report.pgo_terminal`)."""
+    for note in pgo_terminal.notes(result):
+        err_console.print(note)
+    for part in pgo_terminal.tables(result):
+        console.print(part)
 
 
 def json_view(result: dict[str, Any]) -> dict[str, Any]:

@@ -1,36 +1,68 @@
 """``hone report RESULT.json``: render a saved result again, without re-running anything.
 
-Dispatches on the result's ``format`` family (``hone-compare`` …) so other verbs' results
-(studies, HTML) plug in by adding an entry to ``RENDERERS``.
+RESULT is any document a hone verb writes (docs/formats.md). Its ``format`` names the type
+it is checked against first (:mod:`hone.report.formats`: a missing or mistyped field is one
+line naming the file and the field) and picks the renderers in ``RENDERERS``; an older
+version is shown in today's words where they changed (``--json`` keeps it as written).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
 
 from hone.cli import main
 from hone.cli._common import console, stdout_for_data
+from hone.diagnose.report_markdown import render_markdown
 from hone.errors import HoneError
+from hone.report import benchstat as benchstat_report
+from hone.report import bmf as bmf_report
 from hone.report import csv as csv_report
+from hone.report import (
+    diagnose_terminal,
+    formats,
+    libswap_terminal,
+    pgo_terminal,
+    run_terminal,
+    terminal,
+    tune_terminal,
+)
+from hone.report import gab as gab_report
+from hone.report import hyperfine as hyperfine_report
 from hone.report import json as json_report
 from hone.report import markdown as md_report
-from hone.report import terminal, tune_terminal
-from hone.report.base import format_family, load_result, write_text
+from hone.report import summary as summary_report
+from hone.report.base import load_result, write_text
 
-# format family → {output kind → render(data)}; "terminal" returns a rich renderable.
+# kind → {output → render(data)}; "terminal" returns a rich renderable. Every kind also has
+# "json" (the document itself); --html is apart: a tune study, a doctor directory.
 RENDERERS: dict[str, dict[str, Callable[[dict[str, Any]], Any]]] = {
-    "hone-compare": {
+    "compare": {
         "terminal": terminal.render,
         "markdown": md_report.render,
         "csv": csv_report.render,
         "json": json_report.render,
+        "hyperfine": hyperfine_report.render,
+        "bmf": bmf_report.render,
+        "gab": gab_report.render,
+        "benchstat": benchstat_report.render,
+        "summary": summary_report.render,
     },
-    "hone-tune": {"terminal": tune_terminal.render, "json": json_report.render},
+    "tune": {"terminal": tune_terminal.render},
+    "worker": {"terminal": run_terminal.render_worker},
+    "run": {"terminal": run_terminal.render},
+    "pgo": {"terminal": pgo_terminal.render},
+    "pgo-manifest": {"terminal": pgo_terminal.render_manifest},
+    "doctor": {"terminal": diagnose_terminal.render_doctor, "markdown": render_markdown},
+    "profile": {"terminal": diagnose_terminal.render_profile},
+    "capabilities": {"terminal": diagnose_terminal.render_capabilities},
+    "libswap": {"terminal": libswap_terminal.render},
+    "libswap-show": {"terminal": libswap_terminal.render_show},
 }
-SUPPORTED_VERSIONS = {"hone-compare": {1}, "hone-tune": {1}}
+HTML_KINDS = ("tune", "doctor")
 
 
 @main.command("report")
@@ -38,41 +70,72 @@ SUPPORTED_VERSIONS = {"hone-compare": {1}, "hone-tune": {1}}
 @click.option("--markdown", "markdown_path", metavar="FILE", help="Markdown export (- = stdout).")
 @click.option("--csv", "csv_path", metavar="FILE", help="CSV export (- = stdout).")
 @click.option("--json", "json_path", metavar="FILE", help="JSON export (- = stdout).")
+@click.option("--hyperfine", "hyperfine_path", metavar="FILE", help="hyperfine's --export-json layout.")
+@click.option("--bmf", "bmf_path", metavar="FILE", help="Bencher Metric Format JSON.")
+@click.option("--gab", "gab_path", metavar="FILE", help="github-action-benchmark custom JSON (its tool is printed).")
+@click.option("--benchstat", "benchstat_path", metavar="FILE", help="benchstat-like text.")
+@click.option("--summary", "summary_path", metavar="FILE", help="The Markdown summary hone compare writes for CI.")
 @click.option("--html", "html_path", metavar="FILE",
-              help="Self-contained HTML report of a tuning study (RESULT = hone tune --json file or STUDY name).")
+              help="Self-contained HTML report of a tuning study (RESULT = hone tune --json file or STUDY name) "
+                   "or of a doctor result (its flame graphs from the file's directory).")
 @click.option("--storage", metavar="URL", default=None, help="Optuna storage of STUDY (default: the state dir's).")
 def report_cmd(result: str, markdown_path: str | None, csv_path: str | None, json_path: str | None,
+               hyperfine_path: str | None, bmf_path: str | None, gab_path: str | None,
+               benchstat_path: str | None, summary_path: str | None,
                html_path: str | None, storage: str | None) -> None:
-    """Render RESULT.json (from --export-json) as a table, Markdown, CSV or JSON.
+    """Render RESULT.json — any result a hone verb writes (docs/formats.md) — as a table,
+    Markdown, CSV, JSON or a format CI tools read (hyperfine, Bencher, github-action-benchmark,
+    benchstat, a CI summary), as far as its kind has them.
 
-    Without an export option the terminal table is printed. With --html, RESULT may also
+    Without an export option the terminal view is printed. With --html, RESULT may also
     be a study name (`hone tune` prints it) in --storage.
     """
-    stdout_for_data(markdown_path, csv_path, json_path)
-    if html_path:
+    stdout_for_data(markdown_path, csv_path, json_path, hyperfine_path, bmf_path, gab_path, benchstat_path,
+                    summary_path)
+    if html_path and not Path(result).is_file():
         from hone.report.html import write_study_html
 
         console.print(f"HTML report: {write_study_html(result, html_path, storage)}")
         return
     data = load_result(result)
-    family, version = format_family(data)
-    renderers = RENDERERS.get(family)
-    if renderers is None:
-        known = ", ".join(sorted(RENDERERS))
-        raise HoneError(f"{result}: hone report cannot render format {data['format']!r} (known: {known})")
-    if version not in SUPPORTED_VERSIONS.get(family, {version}):
-        raise HoneError(f"{result}: format {data['format']} is newer than this hone understands",
-                        hint="upgrade hone")
-    exports = {"markdown": markdown_path, "csv": csv_path, "json": json_path}
+    fmt = formats.validate(data, result)
+    shown = fmt.for_display(data) if fmt.for_display else data
+    renderers = {"json": json_report.render, **RENDERERS[fmt.kind]}
+    exports = {"markdown": markdown_path, "csv": csv_path, "json": json_path, "hyperfine": hyperfine_path,
+               "bmf": bmf_path, "gab": gab_path, "benchstat": benchstat_path, "summary": summary_path}
+    for kind in [k for k, path in exports.items() if path is not None and k not in renderers]:
+        have = ", ".join(f"hone-{k}" for k, r in RENDERERS.items() if kind in r) or "none"
+        raise HoneError(f"{result}: no {kind} export for {fmt.name} results (it exists for: {have})")
+    if html_path:
+        _write_html(fmt, data, result, html_path, storage)
     if not any(exports.values()):
-        console.print(_render(renderers["terminal"], data, result, family))
+        if not html_path:
+            console.print(_render(renderers["terminal"], shown, result, fmt.name))
         return
     for kind, path in exports.items():
-        if path is None:
-            continue
-        if kind not in renderers:
-            raise HoneError(f"{result}: no {kind} export for {family} results")
-        write_text(path, _render(renderers[kind], data, result, family))
+        if path is not None:
+            # --json is the document as written; every other output is in today's words.
+            write_text(path, _render(renderers[kind], data if kind == "json" else shown, result, fmt.name))
+    if gab_path:
+        console.print(f"github-action-benchmark export: use tool: {gab_report.tool(data)}", style="dim")
+
+
+def _write_html(fmt: formats.Format, data: dict[str, Any], result: str, out: str, storage: str | None) -> None:
+    """The HTML report of a tune result (with its study's plots when the study is here) or
+    of a doctor result (flame graphs read from the result's directory)."""
+    if fmt.kind not in HTML_KINDS:
+        have = ", ".join(f"hone-{k}" for k in HTML_KINDS)
+        raise HoneError(f"{result}: no html export for {fmt.name} results (it exists for: {have})")
+    if fmt.kind == "tune":
+        from hone.report.html import write_study_html
+
+        console.print(f"HTML report: {write_study_html(result, out, storage)}")
+        return
+    from hone.diagnose.report_html import render_html
+
+    write_text(out, _render(lambda doc: render_html(doc, Path(result).parent), data, result, fmt.name))
+    if out != "-":
+        console.print(f"HTML report: {out}")
 
 
 def _render(render: Callable[[dict[str, Any]], Any], data: dict[str, Any], result: str, family: str) -> Any:

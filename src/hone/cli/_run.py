@@ -8,6 +8,7 @@ from rich.table import Table
 from hone.cli import main
 from hone.cli._common import console, err_console, fmt_num, stdout_for_data, write_json
 from hone.errors import RestoreError
+from hone.metrics import BUILTIN
 from hone.run.configure import parse_assignments
 from hone.run.session import run_spec
 from hone.spec import load_spec
@@ -34,22 +35,23 @@ def run_cmd(spec: str, sets: tuple[str, ...], repeats: int | None, warmup: int |
 
     def progress(stage: str, i: int, m) -> None:  # type: ignore[no-untyped-def]
         status = "ok" if m.ok else f"FAILED: {m.error}"
-        err_console.print(f"{stage} {i + 1}: wall {m.wall_s:.3f}s cpu {m.cpu_s:.3f}s {status}", style="dim",
+        where = "" if m.timed else " (under valgrind)"
+        err_console.print(f"{stage} {i + 1}: wall {m.wall_s:.3f}s cpu {m.cpu_s:.3f}s{where} {status}", style="dim",
                           soft_wrap=True)
 
     result = run_spec(loaded, values, repeats=repeats, warmup=warmup, on_run=progress)
     table = Table(title=f"hone run {loaded.spec.name}" + (f"  ({', '.join(sets)})" if sets else ""))
     for col in ("metric", "n", "mean", "stddev", "stddev/mean", "min", "max", "unit"):
         table.add_column(col, justify="left" if col in ("metric", "unit") else "right")
-    units = {m.name: m.unit or "" for m in loaded.spec.metrics}
-    units.setdefault("wall_time", "s")
-    units.setdefault("cpu_time", "s")
+    units = {name: m.unit for name, m in BUILTIN.items()} | {m.name: m.unit for m in loaded.spec.metrics if m.unit}
     for name, s in result.summaries().items():
         table.add_row(
             name, str(s.n), fmt_num(s.mean), fmt_num(s.stddev), f"{s.cv * 100:.2f}%", fmt_num(s.min), fmt_num(s.max),
             units.get(name, ""),
         )
     console.print(table)
+    for note in result.notes:
+        console.print(note, style="dim", soft_wrap=True)
     failed = len(result.runs) - len(result.ok_runs)
     if failed:
         err_console.print(f"warning: {failed} of {len(result.runs)} runs failed: "

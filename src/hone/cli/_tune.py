@@ -21,6 +21,7 @@ from hone.paths import state_dir
 from hone.report.tune_terminal import ablation_lines, budget_lines, recommendation_kind, risk_lines
 from hone.spec import load_spec
 from hone.tune import SAMPLERS, TrialOutcome, TuneEvents, TuneResult, TuneSettings, finished_trials, tune
+from hone.tune.confirm import keep_reason
 
 
 def _short(config: dict[str, Any], limit: int = 6) -> str:
@@ -225,9 +226,8 @@ def _print_result(result: TuneResult) -> None:
             f"{k} {v:.0%}" for k, v in list(result.importances.items())[:8]))
     console.print(f"trials: {result.trials} ({result.failed_trials} failed)")
     if result.winner is None:
-        why = ("no candidate beat the baseline significantly in the confirmation rounds" if result.confirmations
-               else "no candidate was confirmed (no completed feasible trial, or --confirm 0)")
-        console.print(Text.assemble(("Recommendation: keep the current configuration", "bold yellow"), f" ({why})"))
+        console.print(Text.assemble(("Recommendation: keep the current configuration", "bold yellow"),
+                                    f" ({keep_reason(result.confirmations)})"))
     else:
         comp = result.winner.comparison
         console.print(Text.assemble(

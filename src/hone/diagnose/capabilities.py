@@ -112,7 +112,7 @@ class Capabilities:
         return {e: s for e, s in self.events.items() if s != "ok"}
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": "hone.capabilities/1", **asdict(self)}
+        return {"format": "hone-capabilities/1", **asdict(self)}
 
 
 def _bracketed(path: Path) -> str | None:

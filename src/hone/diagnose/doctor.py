@@ -1,6 +1,6 @@
 """``hone doctor``: profile → (flame) → rules → ranked findings → (experiments → verdicts).
 
-The result is ``doctor.json`` (format ``hone.doctor/1``) in the output directory; the
+The result is ``doctor.json`` (format ``hone-doctor/1``, docs/formats.md) in the output directory; the
 Markdown and HTML reports are rendered from it by :mod:`hone.diagnose.report_markdown` and
 :mod:`hone.diagnose.report_html`.
 """
@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from hone.diagnose.capabilities import Capabilities
-from hone.diagnose.experiment import ExperimentResult, run_experiment
+from hone.diagnose.experiment import ExperimentResult, run_doctor_experiment
 from hone.diagnose.flame import DiffResult, FlameResult, diff_flame, record_flame
 from hone.diagnose.profile import ProfileResult, profile_command
 from hone.diagnose.rules import RULES, DoctorContext, Finding, Rule, Target
 from hone.errors import HoneError
 from hone.spec.loader import LoadedSpec
 
-DOCTOR_FORMAT = "hone.doctor/1"
+DOCTOR_FORMAT = "hone-doctor/1"
 
 
 @dataclass
@@ -156,14 +156,14 @@ def run_doctor(
         from hone.stats.paired import min_rounds_for_alpha
 
         if rounds < min_rounds_for_alpha(0.05):
-            say(f"warning: {rounds} rounds can never reach p < 0.05 (Wilcoxon needs "
+            say(f"warning: {rounds} rounds can never reach p < 0.05 (the paired tests need "
                 f"{min_rounds_for_alpha(0.05)}): every verdict will be 'inconclusive'")
         experiments = [e for f in findings for e in f.experiments][:max_experiments]
         if not experiments:
             say("no finding proposed a runnable experiment")
         for exp in experiments:
             say(f"experiment: {exp.title} ({', '.join(v.name for v in exp.variants)}; {rounds} interleaved rounds)")
-            result = run_experiment(exp, target, rounds=rounds, seed=seed, threshold=threshold)
+            result = run_doctor_experiment(exp, target, rounds=rounds, seed=seed, threshold=threshold)
             report.experiments.append(result)
             if flame_result is not None and caps.cpu_clock_sampling:
                 _flame_candidate(report, exp, target, caps, out_dir, say, flame_seconds)

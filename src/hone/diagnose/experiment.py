@@ -1,8 +1,8 @@
-"""Run a doctor experiment: interleaved rounds (run.schedule) and paired verdicts
-(stats.paired) of every variant against the first.
+"""Run a doctor experiment on the A/B engine (:mod:`hone.experiment`): interleaved rounds
+and paired verdicts of every variant against the first (estimator ``auto``).
 
-The metric is the target's: a built-in time (cpu_time, wall_time, …) or a spec metric
-read from the command's output (throughput of a fixed-time program such as fcopy).
+The metric is the target's: a built-in time (cpu_time, wall_time, …, :mod:`hone.metrics`) or
+a spec metric read from the command's output (throughput of a fixed-time program such as fcopy).
 """
 
 from __future__ import annotations
@@ -14,18 +14,16 @@ from typing import Any
 
 from hone.diagnose.rules.base import Experiment, ExperimentVariant, Target
 from hone.errors import BenchmarkError, HoneError
+from hone.experiment import ExperimentSettings, compare_arms, run_experiment
+from hone.metrics import of_run
 from hone.run.benchmark import Measurement
 from hone.run.process import run_process
-from hone.run.schedule import Variant, run_interleaved
-from hone.stats.paired import PairedComparison, compare_paired
+from hone.run.schedule import InterleavedResult, Variant
+from hone.stats.paired import PairedComparison
 from hone.stats.summary import Summary, summarize
 
-BUILTIN = {
-    "cpu_time": lambda m: m.cpu_s,
-    "wall_time": lambda m: m.wall_s,
-    "user_time": lambda m: m.user_s,
-    "sys_time": lambda m: m.sys_s,
-}
+#: Each comparison's error rate (a fixed number of rounds: one look).
+ALPHA = 0.05
 
 
 @dataclass
@@ -53,7 +51,9 @@ class ExperimentResult:
             "sys_share_pct": self.sys_share,
             "comparisons": {
                 k: {"n": c.n, "ratio": c.ratio, "change_pct": c.change_pct, "ci_pct": list(c.ci_pct),
-                    "p_value": c.p_value, "verdict": c.verdict, "mde_pct": c.mde_pct, "improved": c.improved}
+                    "p_value": c.p_value, "verdict": c.verdict, "mde_pct": c.mde_pct, "improved": c.improved,
+                    "reason": c.reason, "rounds_needed": c.rounds_needed, "estimator": c.estimator,
+                    "alpha": c.alpha}
                 for k, c in self.comparisons.items()
             },
             "failures": self.failures,
@@ -81,21 +81,44 @@ def _measure(variant: ExperimentVariant, target: Target) -> Callable[[], Measure
 
 
 def metric_of(m: Measurement, target: Target) -> float:
-    if target.metric in BUILTIN:
-        return float(BUILTIN[target.metric](m))
-    return m.metrics[target.metric]
+    """The target's metric of one run: extracted from its output, else built in."""
+    return of_run(m, target.metric)
 
 
-def run_experiment(experiment: Experiment, target: Target, *, rounds: int = 10, warmup: int = 1, seed: int = 0,
-                   threshold: float = 0.01,
-                   on_run: Callable[[int, str, Measurement], None] | None = None) -> ExperimentResult:
-    """Run every variant ``rounds`` times interleaved; compare each with the first.
+def compare_variants(runs: dict[str, list[Measurement]], reference: str, target: Target, *, threshold: float,
+                     alpha: float = ALPHA, seed: int = 0) -> dict[str, PairedComparison]:
+    """Every variant against ``reference`` on the target's metric, round by round at ``alpha``
+    (a round where either run failed is dropped); a variant with fewer than two usable rounds
+    has no comparison (its failures say why)."""
+    def figure(m: Measurement) -> float:
+        return metric_of(m, target)
+
+    comps = compare_arms(runs, reference, figure, goal=target.goal,  # type: ignore[arg-type]
+                         threshold=threshold, alpha=alpha, seed=seed)
+    return {name: c for name, c in comps.items() if c.n >= 2}
+
+
+def run_doctor_experiment(experiment: Experiment, target: Target, *, rounds: int = 10, warmup: int = 1,
+                          seed: int = 0, threshold: float = 0.01,
+                          on_run: Callable[[int, str, Measurement], None] | None = None) -> ExperimentResult:
+    """Run every variant ``rounds`` times interleaved on the A/B engine; compare each with the first.
 
     Variant ``prepare``/``cleanup`` run once around the whole experiment (a tmpfs
     directory, for instance), ``cleanup`` also on failure.
     """
     if len(experiment.variants) < 2:
         raise HoneError(f"experiment {experiment.title!r} needs at least two variants")
+    reference = experiment.variants[0].name
+    settings = ExperimentSettings(rounds=rounds, warmup=warmup, seed=seed, threshold=threshold, alpha=ALPHA,
+                                  estimator="auto")
+    comparisons: dict[str, PairedComparison] = {}
+
+    def analyse(result: InterleavedResult, alpha: float) -> bool:
+        comparisons.clear()
+        comparisons.update(compare_variants(result.runs, reference, target, threshold=threshold, alpha=alpha,
+                                            seed=seed))
+        return all(c.decisive for c in comparisons.values())
+
     prepared: list[ExperimentVariant] = []
     try:
         for v in experiment.variants:
@@ -103,7 +126,7 @@ def run_experiment(experiment: Experiment, target: Target, *, rounds: int = 10, 
                 v.prepare()
             prepared.append(v)
         schedule = [Variant(v.name, _measure(v, target)) for v in experiment.variants]
-        result = run_interleaved(schedule, rounds=rounds, warmup=warmup, seed=seed, on_run=on_run)
+        result = run_experiment(schedule, settings, analyse=analyse, on_run=on_run).runs
     finally:
         for v in prepared:
             if v.cleanup:
@@ -111,26 +134,14 @@ def run_experiment(experiment: Experiment, target: Target, *, rounds: int = 10, 
     summaries: dict[str, Summary] = {}
     sys_share: dict[str, float] = {}
     failures: dict[str, str] = {}
-    values: dict[str, list[float]] = {}
     for name, runs in result.runs.items():
         bad = [m for m in runs if not m.ok]
         if bad:
             failures[name] = f"{len(bad)} of {len(runs)} runs failed: {bad[0].error}"
-        # Paired by round: a failed run drops the round for every variant (NaN is skipped below).
-        values[name] = [metric_of(m, target) if m.ok else float("nan") for m in runs]
-        ok = [v for v in values[name] if v == v]
+        ok = [x for x in (metric_of(m, target) for m in runs if m.ok) if x == x]
         if ok:
             summaries[name] = summarize(ok)
         cpu = sum(m.cpu_s for m in runs if m.ok)
         sys_share[name] = sum(m.sys_s for m in runs if m.ok) / cpu * 100 if cpu > 0 else float("nan")
-    out = ExperimentResult(experiment, target.metric, target.goal, target.unit, rounds, result.seed, summaries,
-                           sys_share, failures=failures)
-    reference = experiment.variants[0].name
-    for v in experiment.variants[1:]:
-        pairs = [(a, b) for a, b in zip(values[reference], values[v.name], strict=True) if a == a and b == b]
-        if len(pairs) < 2:
-            continue
-        out.comparisons[v.name] = compare_paired([a for a, _ in pairs], [b for _, b in pairs],
-                                                 goal=target.goal,  # type: ignore[arg-type]
-                                                 threshold=threshold, seed=seed)
-    return out
+    return ExperimentResult(experiment, target.metric, target.goal, target.unit, len(result.order), result.seed,
+                            summaries, sys_share, dict(comparisons), failures)

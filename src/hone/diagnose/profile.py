@@ -1,6 +1,6 @@
 """``hone profile``: repeated ``perf stat`` runs, per-quantity variation, derived metrics.
 
-The result is a versioned JSON document (``hone.profile/1``) that ``hone doctor`` and the
+The result is a versioned JSON document (``hone-profile/1``, docs/formats.md) that ``hone doctor`` and the
 reports read, so a report can be regenerated without re-running anything.
 """
 
@@ -18,7 +18,7 @@ from hone.diagnose.perfstat import StatRun, perf_stat_command, perf_stat_pid
 from hone.errors import CapabilityError, HoneError
 from hone.stats.summary import Summary, summarize
 
-PROFILE_FORMAT = "hone.profile/1"
+PROFILE_FORMAT = "hone-profile/1"
 
 
 @dataclass

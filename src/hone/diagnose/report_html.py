@@ -16,6 +16,7 @@ from hone.diagnose.report_markdown import (
     num,
     pct,
     profile_rows,
+    verdict_note,
 )
 
 STYLE = """
@@ -87,10 +88,10 @@ def render_html(doc: dict[str, Any], out_dir: Path) -> str:
         ref = exp["variants"][0]["name"]
         crow = [[_e(f"{n} vs {ref}"), f"{c['change_pct']:+.1f}%",
                  f"[{c['ci_pct'][0]:+.1f}%, {c['ci_pct'][1]:+.1f}%]", f"{c['p_value']:.3g}", f"±{c['mde_pct']:.1f}%",
-                 f"<span class='verdict-{_e(c['verdict'])}'>{_e(c['verdict'])}</span>"]
+                 f"<span class='verdict-{_e(c['verdict'])}'>{_e(c['verdict'])}</span>{_e(verdict_note(c))}"]
                 for n, c in exp["comparisons"].items()]
         if crow:
-            parts.append(_table(["comparison", "change", "95% CI", "Wilcoxon p", "detectable", "verdict"], crow,
+            parts.append(_table(["comparison", "change", "95% CI", "p", "detectable", "verdict"], crow,
                                 raw=True))
     parts.append("<h2>Flame graphs</h2>")
     flames = ([("profile", doc["flame"])] if doc.get("flame") else []) + list(doc.get("variant_flames", {}).items())

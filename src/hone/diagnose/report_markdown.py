@@ -1,4 +1,4 @@
-"""Markdown report of a doctor session, rendered from ``doctor.json`` (``hone.doctor/1``) so
+"""Markdown report of a doctor session, rendered from ``doctor.json`` (``hone-doctor/1``) so
 it can be regenerated without re-running anything (``hone doctor --report DIR``)."""
 
 from __future__ import annotations
@@ -93,6 +93,15 @@ def missing_counter_lines(doc: dict[str, Any]) -> list[str]:
     return [f"- {', '.join(evs)}: {why}" for why, evs in by_reason.items()]
 
 
+def verdict_note(c: dict[str, Any]) -> str:
+    """Why an equivalent or inconclusive verdict is what it is: the range not ruled out and
+    about how many rounds would settle it (empty for faster/slower and older results)."""
+    if c.get("verdict") not in ("equivalent", "inconclusive") or not c.get("reason"):
+        return ""
+    need = f"; about {c['rounds_needed']} rounds would settle it" if c.get("rounds_needed") else ""
+    return f" ({c['reason']}{need})"
+
+
 def experiment_lines(exp: dict[str, Any]) -> list[str]:
     unit = exp["unit"]
     lines = [f"### Experiment: {exp['title']}", "", f"Hypothesis: {exp['hypothesis']}. Metric: `{exp['metric']}` "
@@ -114,9 +123,9 @@ def experiment_lines(exp: dict[str, Any]) -> list[str]:
     for name, c in exp["comparisons"].items():
         ci = f"[{c['ci_pct'][0]:+.1f}%, {c['ci_pct'][1]:+.1f}%]"
         crow.append([f"{name} vs {ref}", f"{c['change_pct']:+.1f}%", ci, f"{c['p_value']:.3g}",
-                     f"±{c['mde_pct']:.1f}%", f"**{c['verdict']}**"])
+                     f"±{c['mde_pct']:.1f}%", f"**{c['verdict']}**" + verdict_note(c)])
     if crow:
-        lines += _table(["comparison", "change", "95% CI", "Wilcoxon p", "detectable", "verdict"], crow)
+        lines += _table(["comparison", "change", "95% CI", "p", "detectable", "verdict"], crow)
         lines.append("")
     for name, why in exp.get("failures", {}).items():
         lines.append(f"- {name}: {why}")

@@ -8,7 +8,7 @@ Two kinds of variants:
 * spec variants: ``NAME:KNOB=V,KNOB=V`` on one spec; each run first applies the variant's
   knobs through the journal, and every knob is restored at the end (Ctrl-C included).
 
-The result is a plain dict in the versioned ``hone-compare/1`` format (every raw run, the
+The result is a plain dict in the versioned ``hone-compare/2`` format (every raw run, the
 orders, the fingerprint, summaries and comparisons); ``hone report`` renders it again.
 
 Rounds until decisive: after ``rounds`` the comparison looks at its verdicts and, while one is
@@ -36,16 +36,18 @@ from hone.experiment import ExperimentSettings, Look, run_experiment
 from hone.fingerprint import fingerprint
 from hone.metrics import BUILTIN
 from hone.metrics import value as builtin_value
-from hone.run.benchmark import Measurement, run_once
+from hone.run.benchmark import Measurement, run_measured, run_once
+from hone.run.instructions import instruction_counter
 from hone.run.process import run_process
 from hone.run.schedule import InterleavedResult, Variant
 from hone.shell_text import bind_argv
 from hone.stats.paired import DECISIVE, compare_paired, opt_over_default_pct
 from hone.stats.summary import summarize
 
-COMPARE_FORMAT = "hone-compare/1"
-# Built-in metrics every run has (hone.metrics), with their unit; lower is better for all.
-RUN_METRICS = {m.name: m.unit for m in BUILTIN.values() if not m.counted}
+COMPARE_FORMAT = "hone-compare/2"
+# Built-in metrics every run can have (hone.metrics), with their unit; lower is better for all.
+# Counted ones (instructions) run the command under a counter when they are the metric.
+RUN_METRICS = {m.name: m.unit for m in BUILTIN.values()}
 # A command whose CPU time is below this share of its wall time mostly waits (sleep, I/O,
 # network): its CPU time says little about how long users wait, so compare wall time.
 CPU_BOUND_SHARE = 0.5
@@ -196,21 +198,34 @@ def _hook(command: str | None, settings: CompareSettings, what: str,
     return run
 
 
+def counts_instructions(settings: CompareSettings) -> bool:
+    """True when the compared metric is counted (instructions): every run then goes under the
+    one counter of this machine, probed here so a machine that has none refuses up front."""
+    metric = BUILTIN.get(settings.metric or "")
+    if metric is None or not metric.counted:
+        return False
+    instruction_counter()
+    return True
+
+
+def with_counter(reason: str, metric: str | None) -> str:
+    """``reason`` for choosing ``metric``, plus how it was counted when it is a counted one."""
+    if metric is None or metric not in BUILTIN or not BUILTIN[metric].counted:
+        return reason
+    return f"{reason}; {instruction_counter().describe()}"
+
+
 def command_variants(arms: Sequence[Arm], settings: CompareSettings, sweep: tuple[str, str] | None) -> list[Variant]:
     """Variants that run each arm's command line (``{sweep}`` substituted)."""
     wrap = wrapper_argv(settings)
+    count = counts_instructions(settings)
     variants = []
     for arm in arms:
         assert arm.command is not None
-        bound, env = _argv(arm.command, settings.shell, sweep)
-        argv = [*wrap, *bound]
+        argv, env = _argv(arm.command, settings.shell, sweep)
 
         def run(argv: list[str] = argv, env: dict[str, str] | None = env) -> Measurement:
-            res = run_process(argv, timeout=settings.timeout, env=env)
-            m = Measurement.from_process(res)
-            if not res.ok:
-                m.error = res.describe_failure()
-            return m
+            return run_measured(argv, timeout=settings.timeout, count=count, wrapper=wrap, env=env)[0]
 
         variants.append(Variant(
             name=arm.name, run=run,
@@ -233,6 +248,7 @@ def spec_variants(
     if sweep:
         touched.add(sweep[0])
     wrap = wrapper_argv(settings) or None
+    count = counts_instructions(settings)
     variants = []
     for arm in arms:
         values = {k: baseline[k] for k in touched if k not in arm.knobs
@@ -250,7 +266,7 @@ def spec_variants(
                 user_prep()
 
         def run(box: dict[str, Any] = ctx_box) -> Measurement:
-            return run_once(loaded, box["ctx"], wrapper=wrap)
+            return run_once(loaded, box["ctx"], wrapper=wrap, count=count)
 
         variants.append(Variant(name=arm.name, run=run, prepare=prepare,
                                 cleanup=_hook(arm.cleanup, settings, "--cleanup")))
@@ -320,8 +336,9 @@ def analyse_row(row: dict[str, Any], meta: dict[str, Any], alpha: float) -> None
         if ok:
             s = summarize(ok)
             d = s.to_dict()
-            d["wall_mean"] = statistics.fmean(
-                r["wall_s"] for r in v["runs"] if r.get("error") is None)
+            walls = [builtin_value(r, "wall_time") for r in v["runs"] if r.get("error") is None]
+            # None under valgrind: those were valgrind's times, not the program's.
+            d["wall_mean"] = statistics.fmean(walls) if all(math.isfinite(w) for w in walls) else None
             row["summaries"][name] = d
             if math.isfinite(s.cv) and s.cv > meta["cv_warn"]:
                 warnings.append(f"{name}: high noise, {metric} stddev/mean {s.cv:.1%} "
@@ -370,7 +387,7 @@ def run_compare(
     on_row: Callable[[dict[str, Any]], None] | None = None,
     on_look: Callable[[Look, dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Run the whole comparison (every sweep value) and return the ``hone-compare/1`` dict.
+    """Run the whole comparison (every sweep value) and return the ``hone-compare/2`` dict.
 
     ``make_variants(sweep_value)`` binds the arms to one sweep value (None without a sweep).
     The caller is responsible for restoring knobs (it owns the Configurator)."""
@@ -383,7 +400,7 @@ def run_compare(
         "kind": kind,
         "spec": spec,
         "metric": settings.metric,
-        "metric_reason": "chosen with --metric" if settings.metric else None,
+        "metric_reason": with_counter("chosen with --metric", settings.metric) if settings.metric else None,
         "unit": metric_unit,
         "goal": settings.goal or "minimize",
         "threshold": settings.threshold,

@@ -157,3 +157,21 @@ def ci_label_rows(data: dict[str, Any]) -> str:
     """The CI column's name for a table of every row: one level when all rows share it."""
     labels = {ci_label(data, row) for row in data.get("rows") or []} or {ci_label(data)}
     return labels.pop() if len(labels) == 1 else "CI (level of each row's last look)"
+
+
+def bench_name(data: dict[str, Any], row: dict[str, Any], name: str) -> str:
+    """A variant's name for tools that key results by one string (Bencher, github-action-
+    benchmark): with a sweep the value too, ``new (n=20)``, so each value is its own series."""
+    label = row_label(data, row)
+    return f"{name} ({label})" if label else name
+
+
+def ok_runs(data: dict[str, Any], row: dict[str, Any], name: str) -> list[tuple[dict[str, Any], float]]:
+    """A variant's successful runs of one row with their value of the compared metric
+    (the runs its summary was computed from)."""
+    # Imported here, as in markdown.py: the compare module brings the runners with it.
+    from hone.experiment.compare import metric_value
+
+    runs = next((v["runs"] for v in row["variants"] if v["name"] == name), [])
+    pairs = [(r, metric_value(r, data["metric"])) for r in runs]
+    return [(r, x) for r, x in pairs if math.isfinite(x)]

@@ -17,6 +17,7 @@ from typing import Any
 import optuna
 import plotly.graph_objects as go
 from optuna.trial import TrialState
+from sqlalchemy.exc import SQLAlchemyError
 
 from hone.errors import HoneError
 from hone.paths import default_storage_url
@@ -30,28 +31,37 @@ th{background:#f4f4f4} td.l,th.l{text-align:left} .fail{color:#a00} .win{backgro
 """
 
 
-def resolve_study(target: str, storage: str | None = None) -> tuple[optuna.Study, dict[str, Any] | None]:
+def resolve_study(target: str, storage: str | None = None) -> tuple[optuna.Study | None, dict[str, Any] | None]:
     """``target`` is a ``hone-tune/1`` result file or a study name in ``storage`` (default:
-    the state directory's store). Returns the study and the result document (if any)."""
+    the state directory's store). Returns the study and the result document (if any); the
+    study is None when a result file names one that is not there (another machine's store)."""
     path = Path(target)
-    doc: dict[str, Any] | None = None
     if path.is_file():
         try:
             doc = json.loads(path.read_text())
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise HoneError(f"{target}: not a hone result file ({exc})") from None
-        if not str(doc.get("format", "")).startswith("hone-tune/"):
-            raise HoneError(f"{target}: --html needs a tuning result (hone-tune/1), got {doc.get('format')!r}")
-        storage, name = doc["storage"], doc["study"]
-    else:
-        storage, name = storage or default_storage_url(), target
+        if not isinstance(doc, dict) or not str(doc.get("format", "")).startswith("hone-tune/"):
+            got = doc.get("format") if isinstance(doc, dict) else None
+            raise HoneError(f"{target}: --html needs a tuning result (hone-tune/1), got {got!r}")
+        return _stored_study(doc["storage"], doc["study"]), doc
+    storage, name = storage or default_storage_url(), target
     try:
         study = optuna.load_study(study_name=name, storage=storage)
     except KeyError:
         raise HoneError(f"no study {name!r} in {storage}", hint="hone tune prints the study name and storage") from None
-    if doc is None:
-        doc = study.user_attrs.get("hone_result")
-    return study, doc
+    return study, study.user_attrs.get("hone_result")
+
+
+def _stored_study(storage: str, name: str) -> optuna.Study | None:
+    """The study a result file names, or None when its store or the study is not here (a
+    SQLite file is not created just to look)."""
+    if storage.startswith("sqlite:///") and not Path(storage[len("sqlite:///"):]).is_file():
+        return None
+    try:
+        return optuna.load_study(study_name=name, storage=storage)
+    except (KeyError, ValueError, ImportError, SQLAlchemyError):
+        return None
 
 
 def _fig_html(fig: go.Figure, first: bool, div_id: str) -> str:
@@ -201,19 +211,25 @@ def _trials_html(study: optuna.Study) -> str:
     return f"<table id=trials><tr>{head}</tr>{''.join(rows)}</table>"
 
 
-def render_study_html(study: optuna.Study, doc: dict[str, Any] | None = None) -> str:
-    """The whole report as one HTML string (plotly.js embedded once)."""
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>hone tune: {html.escape(study.study_name)}"
+def render_study_html(study: optuna.Study | None, doc: dict[str, Any] | None = None) -> str:
+    """The whole report as one HTML string (plotly.js embedded once). Without the study
+    (only its result file is here) the search's plots and the trial table are left out."""
+    name = study.study_name if study is not None else str((doc or {}).get("study"))
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>hone tune: {html.escape(name)}"
              f"</title><style>{_CSS}</style></head><body>",
-             f"<h1>hone tune — study {html.escape(study.study_name)}</h1>",
+             f"<h1>hone tune — study {html.escape(name)}</h1>",
              "<h2>Baseline vs recommendation</h2>", _summary_html(doc), _ablation_html(doc)]
-    figs = _figures(study)
+    figs = _figures(study) if study is not None else []
     ci = _ci_figure(doc or {})
     if ci is not None:
         figs.insert(0, ("Confirmation", ci))
     for i, (title, fig) in enumerate(figs):
         parts.append(f"<h2>{html.escape(title)}</h2>")
         parts.append(_fig_html(fig, i == 0, f"plot-{i}"))
+    if study is None:
+        parts.append(f"<p class=note>Study {html.escape(name)} is not in {html.escape(str((doc or {}).get('storage')))}"
+                     " here: the search's plots and the trial table need it.</p></body></html>")
+        return "\n".join(parts)
     if not figs:
         parts.append("<p class=note>No completed trials: nothing to plot.</p>")
     parts.append("<h2>Trials</h2>")

@@ -74,18 +74,7 @@ def render(data: dict[str, Any]) -> str:
             f"***{pct(comps[n]['opt_over_default_pct'])}***" if n in comps else "nan" for n in names[1:]]
         out.append("||**Opt/Default**|" + "|".join(opt) + "|")
     out += ["", "Opt/Default: how much lower the mean is than the reference's (positive = lower).", ""]
-    out.append(f"|{first}|Variant|Ratio vs {data['reference']}|Change|{ci_label_rows(data)}|"
-               "p|Verdict|Detectable effect|")
-    out.append("|:---|:---|---:|---:|:---:|---:|:---|---:|")
-    for row in data["rows"]:
-        label = row_label(data, row) or metric
-        for n in names[1:]:
-            c = row["comparisons"].get(n)
-            if c is None:
-                continue
-            out.append(f"|{label}|{n}|{num(c['ratio'], 4)}|{pct(c['change_pct'], sign=True)}|{ci_text(c)}|"
-                       f"{p_text(c['p_value'] if c['p_value'] is not None else math.nan)}|**{c['verdict']}**|"
-                       f"{mde_text(c['mde_pct'])}|")
+    out += verdict_table(data)
     if sweep:
         out += ["", f"|{sweep['name']}|Variant|{data['reference']}{unit_txt}|Variant{unit_txt}|Speed-up|Change|"
                     f"{ci_label_rows(data)}|Verdict|", "|:---|:---|---:|---:|---:|---:|:---:|:---|"]
@@ -98,15 +87,34 @@ def render(data: dict[str, Any]) -> str:
     if warnings:
         out += ["", *[f"- warning: {w}" for w in warnings]]
     fp = data.get("fingerprint", {})
-    out += ["", f"{_rounds_text(data)}; seed {data['seed']}; {fp.get('cpu_model')}, kernel {fp.get('kernel')}."]
+    out += ["", f"{rounds_text(data)}; seed {data['seed']}; {fp.get('cpu_model')}, kernel {fp.get('kernel')}."]
     return "\n".join(out) + "\n"
+
+
+def verdict_table(data: dict[str, Any]) -> list[str]:
+    """The lines of the second table: per candidate (and sweep value) the paired ratio,
+    change, CI, p, verdict and detectable effect."""
+    metric, names = data["metric"], [v["name"] for v in data["variants"]]
+    first = data["sweep"]["name"] if data.get("sweep") else "Scenario"
+    out = [f"|{first}|Variant|Ratio vs {data['reference']}|Change|{ci_label_rows(data)}|p|Verdict|Detectable effect|",
+           "|:---|:---|---:|---:|:---:|---:|:---|---:|"]
+    for row in data["rows"]:
+        label = row_label(data, row) or metric
+        for n in names[1:]:
+            c = row["comparisons"].get(n)
+            if c is None:
+                continue
+            out.append(f"|{label}|{n}|{num(c['ratio'], 4)}|{pct(c['change_pct'], sign=True)}|{ci_text(c)}|"
+                       f"{p_text(c['p_value'] if c['p_value'] is not None else math.nan)}|**{c['verdict']}**|"
+                       f"{mde_text(c['mde_pct'])}|")
+    return out
 
 
 def _scaled(value: float | None, factor: float) -> float | None:
     return None if value is None else value * factor
 
 
-def _rounds_text(data: dict[str, Any]) -> str:
+def rounds_text(data: dict[str, Any]) -> str:
     n = max(len(v["runs"]) for row in data["rows"] for v in row["variants"])
     return (f"{n} interleaved rounds (random order per round), {data['warmup']} warm-up; "
             f"ratio = {ratio_method_text(data)}")

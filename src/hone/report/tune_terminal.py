@@ -74,7 +74,8 @@ def ablation_lines(data: dict[str, Any]) -> list[Text]:
     lines = [Text(f"Minimal change (ablation, {ablation.get('rounds')} interleaved rounds; effect = the winner vs "
                   "the winner with that change undone):")]
     for change in ablation["changes"]:
-        knob = f"{change.get('knob')}: {change.get('baseline')} → {change.get('winner')}"
+        start = "(absent)" if change.get("baseline") is None else change.get("baseline")
+        knob = f"{change.get('knob')}: {start} → {change.get('winner')}"
         if change.get("kept"):
             note = change.get("note") or ""
             lines.append(Text.assemble("  ", ("kept    ", "green"), f" {knob}  {_effect(change)}"

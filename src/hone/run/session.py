@@ -9,8 +9,10 @@ from typing import Any
 from hone.errors import BenchmarkError, HoneError
 from hone.fingerprint import fingerprint
 from hone.journal import machine_lock_if
+from hone.metrics import figures
 from hone.run.benchmark import Measurement, run_once
 from hone.run.configure import Configurator, changes_machine
+from hone.run.instructions import instruction_counter
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 from hone.stats.summary import Summary, summarize
@@ -36,13 +38,15 @@ class RunResult:
         return [r for r in self.runs if r.ok]
 
     def summaries(self) -> dict[str, Summary]:
-        ok = self.ok_runs
+        ok = [figures(r) for r in self.ok_runs]
         if not ok:
             return {}
-        out = {name: summarize([r.metrics[name] for r in ok]) for name in ok[0].metrics}
-        out.setdefault("wall_time", summarize([r.wall_s for r in ok]))
-        out.setdefault("cpu_time", summarize([r.cpu_s for r in ok]))
-        return out
+        return {name: summarize([f[name] for f in ok]) for name in ok[0]}
+
+    @property
+    def notes(self) -> list[str]:
+        """How instructions were counted (under valgrind: why no times are shown)."""
+        return [f"instructions {instruction_counter().describe()}"] if any(r.counted_by for r in self.runs) else []
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -55,6 +59,7 @@ class RunResult:
             "runs": [r.to_dict() for r in self.runs],
             "summary": {k: v.to_dict() for k, v in self.summaries().items()},
             "failed_runs": sum(1 for r in self.runs if not r.ok),
+            "notes": self.notes,
             "restore_problems": self.restore_problems,
             "fingerprint": self.fingerprint,
         }

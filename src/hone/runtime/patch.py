@@ -26,6 +26,8 @@ from hone.runtime.elf import read_elf, version_key, version_needs
 from hone.runtime.glibc import GlibcInstall, is_glibc_soname
 from hone.runtime.loader import LoaderView, ResolvedLib, loader_list
 
+# The --json and variant.json document (docs/formats.md).
+LIBSWAP_FORMAT = "hone-libswap/1"
 PATCHELF_TIMEOUT_S = 120.0
 SMOKE_TIMEOUT_S = 60.0
 
@@ -232,7 +234,7 @@ class VariantReport:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "kind": self.kind, "binary": str(self.binary), "original": str(self.original),
+            "format": LIBSWAP_FORMAT, "kind": self.kind, "binary": str(self.binary), "original": str(self.original),
             "libs": [str(p) for p in self.libs], "label": self.label, "in_place": self.in_place,
             "resolved": [{"name": r.name, "path": r.path} for r in self.resolved],
             "smoke": self.smoke, **self.extra,

@@ -19,6 +19,8 @@ from hone.runtime.glibc import glibc_version_of, is_glibc_soname
 from hone.runtime.loader import loader_list
 
 _SYSTEM_LIB_DIRS = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
+# The ``hone libswap show --json`` document (docs/formats.md).
+SHOW_FORMAT = "hone-libswap-show/1"
 
 
 @dataclass
@@ -38,7 +40,7 @@ class RuntimeInfo:
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"format": SHOW_FORMAT, **asdict(self)}
 
 
 def _is_system_path(path: str) -> bool:

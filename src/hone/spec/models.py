@@ -180,7 +180,7 @@ _CONSTRAINT = re.compile(r"^\s*(<=|>=|<|>|==)\s*(-?[0-9.eE+-]+)\s*$")
 
 class Metric(StrictModel):
     """A figure of merit. Built-in names (cpu_time, wall_time, user_time, sys_time,
-    max_rss) need no ``extract``."""
+    max_rss, instructions: :mod:`hone.metrics`) need no ``extract``."""
 
     name: str = Field(min_length=1)
     extract: Extract | None = None

@@ -35,7 +35,8 @@ Estimators (what "the ratio", its CI and its test are):
   :data:`SIGN_FLIP_DRAWS` seeded draws — gives the statistic's null distribution, whatever
   the shape of the noise.
 * ``auto`` — Hogg's adaptive choice (Hogg, Fisher & Randles 1975): ``welsch`` when the
-  rounds' tail ratio (:func:`tail_ratio`) exceeds :data:`HEAVY_TAIL`, else ``trimmed``. The
+  rounds' tail ratio (:func:`tail_ratio`) exceeds :data:`HEAVY_TAIL` (and is finite: not
+  most rounds tied exactly, as repeatable counts are), else ``trimmed``. The
   tail ratio depends only on |log ratio|, which under no change (a distribution
   symmetric about 0) is independent of the signs the tests look at, so choosing the test
   from it keeps the false-positive rate at ``alpha``.
@@ -201,7 +202,9 @@ def resolve_estimator(logr: np.ndarray, estimator: Estimator) -> tuple[Estimator
     if estimator != "auto":
         return estimator, math.nan
     r = tail_ratio(logr)
-    return ("welsch" if r > HEAVY_TAIL else "trimmed"), r
+    # Infinite: most rounds tie exactly (repeatable counts such as instructions). The Welsch
+    # width, a share of the rounds' spread, collapses there; the trimmed mean copes.
+    return ("welsch" if HEAVY_TAIL < r < math.inf else "trimmed"), r
 
 
 def sign_test_p(logr: np.ndarray) -> float:

@@ -3,9 +3,10 @@
 Operators want the smallest diff that keeps the gain. After the confirmation picks a winner
 W that changes two or more knobs from the baseline, the winner and, for each changed knob k,
 W with k put back to its starting value (W−k: ``Configurator.apply`` renders a knob left out
-of the values at its start) run in interleaved, randomly ordered rounds. The effect of k is
-W vs W−k round by round (:func:`hone.tune.confirm.compare_runs`: the confirmation's test and
-estimator). A change is kept when W is measurably better than W−k ("faster" along the goal)
+of the values at its start) run in interleaved, randomly ordered rounds on the A/B engine
+(``--ablation-rounds`` rounds). The effect of k is W vs W−k round by round
+(:func:`hone.tune.confirm.compare_runs`: the confirmation's test and estimator, ``auto``).
+A change is kept when W is measurably better than W−k ("faster" along the goal)
 or when the benchmark fails without it; the others are dropped: "no measurable effect" when the
 comparison shows them equivalent (the CI within ±threshold), "not shown to matter" when it
 is inconclusive, "better without it" when the winner is better without them.
@@ -30,12 +31,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hone.knobs.base import same_text
+from hone.metrics import means
 from hone.run.benchmark import Measurement
 from hone.run.configure import Configurator
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
-from hone.stats.paired import PairedComparison, min_rounds_for_alpha
-from hone.tune.confirm import BASELINE, Candidate, Confirmation, _mean_metrics, compare_runs, measure_arms
+from hone.stats.paired import PairedComparison
+from hone.tune.confirm import BASELINE, Candidate, Confirmation, experiment_settings, measure_arms
 from hone.tune.objective import Objective
 
 WINNER = "winner"
@@ -123,16 +125,20 @@ def ablate(
 ) -> Ablation:
     """Leave-one-out over the winner's changes, then M vs the baseline and W (module
     docstring). ``rounds`` is raised to the minimum the tests need for p < 0.05."""
-    rounds = max(rounds, min_rounds_for_alpha(0.05))
+    settings = experiment_settings(rounds, warmup=warmup, seed=seed, threshold=threshold)
+    rounds = settings.rounds
     config = dict(winner.candidate.config)
     changed = changed_knobs(loaded, config, baseline_config)
     without = {k: f"without {k}" for k in changed}
     arms = {WINNER: config} | {without[k]: {n: v for n, v in config.items() if n != k} for k in changed}
-    loo = measure_arms(loaded, configurator, arms, rounds=rounds, warmup=warmup, seed=seed, on_run=on_run)
+    # The effect of k: W (the candidate) against W−k (the reference).
+    loo, judged = measure_arms(loaded, configurator, objective, arms, [(without[k], WINNER) for k in changed],
+                               settings, on_run=on_run)
     effects = []
+    loo_runs = loo.runs.runs
     for k in changed:
-        comp, _ = compare_runs(objective, loo.runs[without[k]], loo.runs[WINNER], threshold=threshold, seed=seed)
-        breaks = not any(m.ok for m in loo.runs[without[k]]) and any(m.ok for m in loo.runs[WINNER])
+        comp, _ = judged[without[k], WINNER]
+        breaks = not any(m.ok for m in loo_runs[without[k]]) and any(m.ok for m in loo_runs[WINNER])
         if comp.improved:
             kept, note = True, "worse without it"
         elif breaks:
@@ -155,10 +161,11 @@ def ablate(
                       "baseline (too few rounds to tell, or they stand in for each other)")
         return result
     arms = {BASELINE: {}, MINIMAL: minimal, WINNER: config}
-    final = measure_arms(loaded, configurator, arms, rounds=rounds, warmup=warmup, seed=seed + 1, on_run=on_run)
-    vs_base, per_metric = compare_runs(objective, final.runs[BASELINE], final.runs[MINIMAL], threshold=threshold,
-                                       seed=seed)
-    vs_winner, _ = compare_runs(objective, final.runs[WINNER], final.runs[MINIMAL], threshold=threshold, seed=seed)
+    final, judged = measure_arms(loaded, configurator, objective, arms, [(BASELINE, MINIMAL), (WINNER, MINIMAL)],
+                                 experiment_settings(rounds, warmup=warmup, seed=seed + 1, threshold=threshold),
+                                 on_run=on_run)
+    vs_base, per_metric = judged[BASELINE, MINIMAL]
+    vs_winner, _ = judged[WINNER, MINIMAL]
     result.minimal_vs_baseline, result.minimal_vs_winner = vs_base, vs_winner
     if not vs_base.improved:
         result.why = (f"the minimal configuration did not beat the baseline ({vs_base.verdict}, "
@@ -173,7 +180,7 @@ def ablate(
         name = f"{winner.candidate.name} minimal"
         result.confirmation = Confirmation(
             Candidate(name, winner.candidate.trial_number, minimal, {}), vs_base,
-            _mean_metrics(final.runs[MINIMAL]), _mean_metrics(final.runs[BASELINE]), per_metric)
+            means(final.runs.runs[MINIMAL]), means(final.runs.runs[BASELINE]), per_metric)
     return result
 
 

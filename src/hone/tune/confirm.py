@@ -2,11 +2,13 @@
 
 Why: the best *observed* trial of a noisy search is biased upwards (it won partly by luck
 — the winner's curse); A-Tune reports and applies it anyway. hone re-measures the top-k
-distinct configurations and the baseline in interleaved, randomly ordered rounds
-(:func:`hone.run.schedule.run_interleaved`) and compares each candidate with the baseline
-round by round (:func:`hone.stats.paired.compare_paired`). Only a candidate whose verdict is
-"faster" (= better along the goal) can be recommended; if there is none, the answer is "keep
-the current configuration". Among several, the sampler's model decides when it has one
+distinct configurations and the baseline in interleaved, randomly ordered rounds on the A/B
+engine (:func:`hone.experiment.run_experiment`: ``--confirm`` rounds, fixed) and compares each
+candidate with the baseline round by round (:func:`hone.experiment.compare_arms`, estimator
+``auto``: a round the host's speed switches wreck cannot carry a verdict). Only a candidate
+whose verdict is "faster" (= better along the goal) can be recommended; if there is none, the
+answer is "keep the current configuration", with each candidate's verdict in its own words
+(:func:`keep_reason`). Among several, the sampler's model decides when it has one
 (hone's GP: its posterior mean over the search trials *and* the confirmation rounds, see
 :func:`model_observations`), else the best mean change of the confirmation rounds.
 
@@ -36,16 +38,22 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
+from hone.experiment import ExperimentResult, ExperimentSettings, Figure, compare_arms, run_experiment
+from hone.metrics import figures, means, of_run
 from hone.run.benchmark import Measurement, run_once
 from hone.run.configure import BenchContext, Configurator
-from hone.run.schedule import InterleavedResult, Variant, run_interleaved
+from hone.run.schedule import InterleavedResult, Variant
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
-from hone.stats.paired import PairedComparison, compare_paired, min_rounds_for_alpha
+from hone.stats.paired import Goal, PairedComparison, min_rounds_for_alpha
 from hone.tune.gp import HoneGPSampler
 from hone.tune.objective import Objective
 
 BASELINE = "baseline"
+#: The confirmation's and the ablation's error rate (each comparison's, over all its looks).
+ALPHA = 0.05
+#: The fewest rounds with which their tests can reach p < :data:`ALPHA`.
+MIN_ROUNDS = min_rounds_for_alpha(ALPHA)
 
 
 @dataclass
@@ -133,6 +141,14 @@ def _figure_key(objective: Objective, t: FrozenTrial) -> float:
     return -fig if goal == "maximize" else fig
 
 
+def experiment_settings(rounds: int, *, warmup: int = 1, seed: int = 0,
+                        threshold: float = 0.01) -> ExperimentSettings:
+    """The engine's settings for a confirmation or an ablation block: exactly ``rounds``
+    rounds (raised to :data:`MIN_ROUNDS`), ``auto`` estimator, α = :data:`ALPHA`."""
+    return ExperimentSettings(rounds=max(rounds, MIN_ROUNDS), warmup=warmup, seed=seed, threshold=threshold,
+                              alpha=ALPHA, estimator="auto")
+
+
 def confirm_candidates(
     loaded: LoadedSpec,
     configurator: Configurator,
@@ -145,29 +161,35 @@ def confirm_candidates(
     threshold: float = 0.01,
     on_run: Callable[[int, str, Measurement], None] | None = None,
 ) -> list[Confirmation]:
-    """Interleave baseline and candidates for ``rounds`` rounds (at least the number the
-    signed-rank test needs for p < 0.05) and compare each candidate with the baseline.
-    The baseline arm is the session's starting state (no values: every resource back to
-    it), not the values read at the start — a key that was absent is absent again."""
-    rounds = max(rounds, min_rounds_for_alpha(0.05))
+    """Interleave baseline and candidates for ``rounds`` rounds (at least :data:`MIN_ROUNDS`)
+    and compare each candidate with the baseline. The baseline arm is the session's starting
+    state (no values: every resource back to it), not the values read at the start — a key
+    that was absent is absent again."""
     arms = {BASELINE: {}} | {c.name: c.config for c in candidates}
-    result = measure_arms(loaded, configurator, arms, rounds=rounds, warmup=warmup, seed=seed, on_run=on_run)
-    base_runs = result.runs[BASELINE]
+    settings = experiment_settings(rounds, warmup=warmup, seed=seed, threshold=threshold)
+    result, judged = measure_arms(loaded, configurator, objective, arms, [(BASELINE, c.name) for c in candidates],
+                                  settings, on_run=on_run)
+    runs = result.runs.runs
     out = []
     for c in candidates:
-        cand_runs = result.runs[c.name]
-        comparison, per_metric = compare_runs(objective, base_runs, cand_runs, threshold=threshold, seed=seed)
-        values = [objective.values(_means_of(r))[0] for r in cand_runs if r.ok] if objective.mode != "pareto" else []
-        out.append(Confirmation(c, comparison, _mean_metrics(cand_runs), _mean_metrics(base_runs), per_metric,
-                                values))
+        comparison, per_metric = judged[BASELINE, c.name]
+        values = ([objective.values(figures(r))[0] for r in runs[c.name] if r.ok]
+                  if objective.mode != "pareto" else [])
+        out.append(Confirmation(c, comparison, means(runs[c.name]), means(runs[BASELINE]), per_metric, values))
     return out
 
 
-def measure_arms(loaded: LoadedSpec, configurator: Configurator, arms: dict[str, dict[str, Scalar]], *,
-                 rounds: int, warmup: int, seed: int,
-                 on_run: Callable[[int, str, Measurement], None] | None = None) -> InterleavedResult:
-    """Measure named configurations in interleaved, randomly ordered rounds; each run first
-    applies its arm (the session's starting state with the arm's values on top)."""
+#: Comparisons of one experiment: (reference arm, candidate arm) → the verdict on the
+#: objective's figure and the per-metric comparisons.
+Judged = dict[tuple[str, str], tuple[PairedComparison, dict[str, PairedComparison]]]
+
+
+def measure_arms(loaded: LoadedSpec, configurator: Configurator, objective: Objective,
+                 arms: dict[str, dict[str, Scalar]], pairs: list[tuple[str, str]], settings: ExperimentSettings, *,
+                 on_run: Callable[[int, str, Measurement], None] | None = None) -> tuple[ExperimentResult, Judged]:
+    """Measure named configurations on the A/B engine (each run first applies its arm: the
+    session's starting state with the arm's values on top) and compare each (reference,
+    candidate) pair of ``pairs`` round by round, at the α of the experiment's last look."""
     contexts: dict[str, BenchContext] = {}
 
     def variant(name: str, config: dict[str, Scalar]) -> Variant:
@@ -176,32 +198,78 @@ def measure_arms(loaded: LoadedSpec, configurator: Configurator, arms: dict[str,
 
         return Variant(name, run=lambda: run_once(loaded, contexts[name]), prepare=prepare)
 
+    judged: Judged = {}
+
+    def analyse(result: InterleavedResult, alpha: float) -> bool:
+        for ref, cand in pairs:
+            judged[ref, cand] = compare_runs(objective, result.runs[ref], result.runs[cand],
+                                             threshold=settings.threshold, alpha=alpha, seed=settings.seed)
+        return all(comparison.decisive for comparison, _ in judged.values())
+
     variants = [variant(name, config) for name, config in arms.items()]
-    return run_interleaved(variants, rounds=rounds, warmup=warmup, seed=seed, on_run=on_run)
+    return run_experiment(variants, settings, analyse=analyse, on_run=on_run), judged
+
+
+def objective_figure(objective: Objective, runs: list[Measurement]) -> tuple[Figure, Goal]:
+    """The objective as one positive figure per run, and its goal, chosen once for all
+    ``runs`` so every round is judged on the same scale: the objective's own figure
+    (:meth:`Objective.figure`), unless some successful run has a scored metric ≤ 0 (no
+    geometric mean) — then the heaviest metric alone."""
+    ok = [figures(m) for m in runs if m.ok]
+    if objective.mode == "single" or all(f.get(m.name, math.nan) > 0 for f in ok for m in objective.metrics):
+        if ok:
+            goal = objective.figure(ok[0])[1]
+        else:
+            goal = str(objective.metrics[0].goal) if objective.mode == "single" else "maximize"
+        return (lambda m: objective.figure(figures(m))[0]), _goal(goal)
+    primary = objective.primary
+    return (lambda m: of_run(m, primary.name)), _goal(str(primary.goal))
+
+
+def _goal(text: str) -> Goal:
+    return "maximize" if text == "maximize" else "minimize"
 
 
 def compare_runs(objective: Objective, reference: list[Measurement], candidate: list[Measurement], *,
-                 threshold: float, seed: int) -> tuple[PairedComparison, dict[str, PairedComparison]]:
-    """Two arms of one interleaved block compared round by round: on the objective's figure
-    (the verdict) and on each scored metric. A round where either run failed is dropped."""
-    ref_fig, cand_fig, goal = [], [], "maximize"
-    for b, r in zip(reference, candidate, strict=True):
-        if b.ok and r.ok:
-            fb, goal = objective.figure(_means_of(b))
-            fc, _ = objective.figure(_means_of(r))
-            ref_fig.append(fb)
-            cand_fig.append(fc)
-        else:
-            ref_fig.append(math.nan)
-            cand_fig.append(math.nan)
-    comparison = compare_paired(ref_fig, cand_fig, goal=goal, threshold=threshold, seed=seed)  # type: ignore[arg-type]
-    per_metric = {}
-    for m in objective.metrics:
-        ref = [b.metrics.get(m.name, math.nan) if b.ok else math.nan for b in reference]
-        cand = [r.metrics.get(m.name, math.nan) if r.ok else math.nan for r in candidate]
-        per_metric[m.name] = compare_paired(ref, cand, goal=m.goal or "maximize",  # type: ignore[arg-type]
-                                            threshold=threshold, seed=seed)
+                 threshold: float, seed: int, alpha: float = ALPHA) -> tuple[PairedComparison,
+                                                                             dict[str, PairedComparison]]:
+    """Two arms of one interleaved block compared round by round at ``alpha`` (estimator
+    ``auto``): on the objective's figure (the verdict) and on each scored metric. A round
+    where either run failed is dropped."""
+    arms = {"reference": reference, "candidate": candidate}
+    figure, goal = objective_figure(objective, reference + candidate)
+    comparison = compare_arms(arms, "reference", figure, goal=goal, threshold=threshold, alpha=alpha,
+                              seed=seed)["candidate"]
+    per_metric = {
+        m.name: compare_arms(arms, "reference", _metric_figure(m.name), goal=_goal(str(m.goal or "maximize")),
+                             threshold=threshold, alpha=alpha, seed=seed)["candidate"]
+        for m in objective.metrics
+    }
     return comparison, per_metric
+
+
+def _metric_figure(name: str) -> Figure:
+    return lambda m: of_run(m, name)
+
+
+def keep_reason(confirmations: list[Confirmation]) -> str:
+    """Why no candidate is recommended, each candidate's verdict in its own words: within
+    the threshold of the baseline (equivalent), worse, or not shown either way (the range
+    its rounds could not rule out)."""
+    if not confirmations:
+        return "no candidate was confirmed (no completed feasible trial, or --confirm 0)"
+    parts = []
+    for c in confirmations:
+        comp = c.comparison
+        if comp.verdict == "equivalent":
+            what = f"equivalent to the baseline ({comp.reason})"
+        elif comp.verdict == "slower":
+            what = f"worse than the baseline ({comp.change_pct:+.2f}%)"
+        else:
+            need = f"; about {comp.rounds_needed} rounds would settle it" if comp.rounds_needed else ""
+            what = f"inconclusive after {comp.n} rounds ({comp.reason}{need})"
+        parts.append(f"{c.candidate.name} {what}")
+    return "no candidate was shown better than the baseline: " + "; ".join(parts)
 
 
 def model_observations(values: list[float], repeats: int) -> list[float]:
@@ -213,18 +281,6 @@ def model_observations(values: list[float], repeats: int) -> list[float]:
         return []
     edges = [round(i * len(values) / groups) for i in range(groups + 1)]
     return [sum(values[a:b]) / (b - a) for a, b in itertools.pairwise(edges)]
-
-
-def _means_of(m: Measurement) -> dict[str, float]:
-    return {**m.metrics, "cpu_time": m.metrics.get("cpu_time", m.cpu_s),
-            "wall_time": m.metrics.get("wall_time", m.wall_s)}
-
-
-def _mean_metrics(runs: list[Measurement]) -> dict[str, float]:
-    ok = [r for r in runs if r.ok]
-    if not ok:
-        return {}
-    return {k: sum(_means_of(r)[k] for r in ok) / len(ok) for k in _means_of(ok[0])}
 
 
 def recommend(confirmations: list[Confirmation], order: list[int] | None = None) -> Confirmation | None:

@@ -30,6 +30,8 @@ from optuna.trial import FrozenTrial, TrialState
 from hone.errors import BenchmarkError, HoneError
 from hone.fingerprint import fingerprint
 from hone.fleet.storage import mask_url, scrub
+from hone.metrics import figures
+from hone.metrics import means as figure_means
 from hone.run.benchmark import Measurement, run_once
 from hone.run.configure import Configurator
 from hone.spec.loader import LoadedSpec
@@ -159,12 +161,8 @@ def measure(loaded: LoadedSpec, configurator: Configurator, values: dict[str, Sc
 
 
 def run_means(runs: list[Measurement]) -> dict[str, float]:
-    """Mean of every metric over ``runs`` (plus cpu_time and wall_time)."""
-    names = list(runs[0].metrics)
-    out = {n: sum(r.metrics[n] for r in runs) / len(runs) for n in names}
-    out.setdefault("cpu_time", sum(r.cpu_s for r in runs) / len(runs))
-    out.setdefault("wall_time", sum(r.wall_s for r in runs) / len(runs))
-    return out
+    """Mean of every metric over ``runs`` (plus cpu_time and wall_time: :func:`hone.metrics.means`)."""
+    return figure_means(runs)
 
 
 def _runs_attr(runs: list[Measurement]) -> list[dict[str, Any]]:
@@ -193,7 +191,7 @@ def ensure_baseline(study: optuna.Study, loaded: LoadedSpec, configurator: Confi
     means = run_means(runs)
     cv = {}
     for name, mean in means.items():
-        vals = [r.metrics.get(name, r.cpu_s if name == "cpu_time" else r.wall_s) for r in runs]
+        vals = [figures(r)[name] for r in runs]
         sd = (sum((v - mean) ** 2 for v in vals) / max(1, len(vals) - 1)) ** 0.5
         cv[name] = sd / abs(mean) if mean else math.nan
     baseline = {"config": current, "runs": _runs_attr(runs), "means": means, "cv": cv,

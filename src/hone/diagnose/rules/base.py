@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from hone.diagnose.capabilities import Capabilities
 from hone.diagnose.flame import FlameResult
 from hone.diagnose.profile import ProfileResult
+from hone.metrics import BUILTIN
 
 
 @dataclass
@@ -98,7 +99,8 @@ class Experiment:
             parts.append(shlex.quote(f"env {env} {cmd}" if env else cmd))
         for v in self.variants:
             parts += ["-n", shlex.quote(v.name)]
-        metric = target.metric if target.metric in ("cpu_time", "wall_time", "sys_time", "user_time") else None
+        builtin = BUILTIN.get(target.metric)
+        metric = target.metric if builtin is not None and not builtin.counted else None
         parts += ["-r", str(rounds)]
         if metric:
             parts += ["--metric", metric]
