@@ -2,24 +2,31 @@
 VENV := .venv
 HONE := $(VENV)/bin/hone
 export PATH := $(CURDIR)/$(VENV)/bin:$(HOME)/.cargo/bin:$(PATH)
+# Debian package groups (deps/apt/GROUP.txt) each target installs when missing, plus the
+# venv: hone alone for `make demo`, every extra otherwise; `make setup` and `make test` take all.
+SETUP := bash scripts/setup.sh
 
 setup:
-	@bash scripts/setup.sh
+	@$(SETUP)
 
-demo: setup
+demo:
+	@HONE_EXTRAS= $(SETUP) core
 	$(HONE) tune examples/sqlite/hone.yaml --json build/demo-tune.json --html build/demo-report.html
 
 # Servers tuned end to end (root; each server's data and config in build/examples/<name>,
 # loopback ports only, nothing installed or touched system-wide; a few minutes each)
-example-postgresql: setup
+example-postgresql:
+	@$(SETUP) core examples-postgresql
 	bash examples/postgresql/setup.sh
 	$(HONE) tune examples/postgresql/hone.yaml --json build/example-postgresql.json --html build/example-postgresql.html
 
-example-redis: setup
+example-redis:
+	@$(SETUP) core examples-redis
 	bash examples/redis/setup.sh
 	$(HONE) tune examples/redis/hone.yaml --json build/example-redis.json --html build/example-redis.html
 
-example-nginx: setup
+example-nginx:
+	@$(SETUP) core examples-nginx
 	bash examples/nginx/setup.sh
 	$(HONE) tune examples/nginx/hone.yaml --json build/example-nginx.json --html build/example-nginx.html
 
@@ -30,28 +37,35 @@ test: setup
 # `make bench` runs the quick figures (~35 min); the others take longer or need root.
 bench: bench-stats bench-tuning
 
-bench-stats: setup          # every A/B caller's A/A false rate and power, live and replayed (~15-25 min; benchmarks/README.md)
+bench-stats:                # every A/B caller's A/A false rate and power, live and replayed (~15-25 min; benchmarks/README.md)
+	@$(SETUP) core bench-stats
 	$(VENV)/bin/python benchmarks/stats_calibration.py
 
 # hone, TPE and random re-run on seeds 0-9 (~15 min); A-Tune's engine (45-90 s a run) and
 # OpenTuner (its own venv) come from their stored runs; writes results-quick*.md, never results.md
-bench-tuning: setup
+bench-tuning:
+	@$(SETUP) core
 	$(VENV)/bin/python benchmarks/tuning/run.py --methods hone tpe random --seeds 10 --tag quick
 	$(VENV)/bin/python benchmarks/tuning/run.py --merge benchmarks/tuning/results-quick.json $(wildcard benchmarks/tuning/results-atune120-*.json) benchmarks/tuning/results-opentuner.json --out results-quick-merged.md
 
-bench-fleet: setup          # real PostgreSQL, root, ~10 min
+bench-fleet:                # real PostgreSQL, root, ~10 min
+	@$(SETUP) core examples-postgresql
 	$(VENV)/bin/python benchmarks/fleet.py
 
-bench-pgo: setup            # builds Lua, zstd and a Rust crate many times, 30-60 min
+bench-pgo:                  # builds Lua, zstd and a Rust crate many times, 30-60 min
+	@$(SETUP) core pgo
 	$(VENV)/bin/python benchmarks/pgo/run.py
 
-bench-faults: setup        # kill -9 at random crash points and moments, then rollback (~5 min; root adds kernel knobs)
+bench-faults:               # kill -9 at random crash points and moments, then rollback (~5 min; root adds kernel knobs)
+	@$(SETUP) core
 	$(VENV)/bin/python benchmarks/faults.py --minutes 5
 
-bench-diagnose: setup
+bench-diagnose:
+	@$(SETUP) core diagnose
 	$(VENV)/bin/python benchmarks/diagnose_calibration.py
 
-lint: setup
+lint:
+	@$(SETUP) core
 	$(VENV)/bin/ruff check src tests benchmarks
 
 clean:

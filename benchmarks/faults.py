@@ -24,7 +24,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from hone.faults import POINTS
+from hone.core.faults import POINTS
 
 HONE = str(Path(sys.executable).with_name("hone"))
 SYSCTL = Path("/proc/sys/vm/dirty_writeback_centisecs")

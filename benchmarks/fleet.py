@@ -40,12 +40,12 @@ sys.path[:0] = [str(REPO / "src"), str(REPO)]
 
 import optuna  # noqa: E402
 from optuna.trial import TrialState  # noqa: E402
-from tests.fleet.conftest import start_cluster  # noqa: E402
+from tests.pg import start_cluster  # noqa: E402
 
-from hone.fleet.storage import driver_url  # noqa: E402
-from hone.spec.models import ParamKnob  # noqa: E402
+from hone.spec.models import ParamKnobSpec  # noqa: E402
 from hone.tune.samplers import make_sampler  # noqa: E402
 from hone.tune.space import SearchSpace  # noqa: E402
+from hone.tune.storage import driver_url  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 warnings.filterwarnings("ignore")
@@ -153,7 +153,7 @@ def evals_to_target(space: dict[str, list[object]], value: Callable[[dict], floa
                     seed: int, budget: int, liar: bool = False) -> tuple[int, float]:
     """(evaluations until the best seen true value is within 5% of the optimum — budget+1
     if never, the best's regret in % after :data:`REGRET_AT` evaluations)."""
-    knobs = [ParamKnob(name=n, kind="param", values=v) for n, v in space.items()]  # type: ignore[arg-type]
+    knobs = [ParamKnobSpec(name=n, kind="param", values=v) for n, v in space.items()]  # type: ignore[arg-type]
     sspace = SearchSpace(knobs)
     storage = optuna.storages.InMemoryStorage()
     optuna.create_study(storage=storage, study_name="p", direction="minimize")

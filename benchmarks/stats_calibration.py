@@ -57,11 +57,11 @@ from pathlib import Path
 import numpy as np
 from scipy import stats as sps
 
+from hone.core.metrics import value
+from hone.core.process import run_process
 from hone.experiment import ExperimentSettings, compare_arms, run_experiment
 from hone.experiment import sequential as seq
-from hone.metrics import value
 from hone.run.benchmark import Measurement
-from hone.run.process import run_process
 from hone.run.schedule import InterleavedResult, Variant, run_interleaved
 from hone.stats.paired import HEAVY_TAIL, PairedComparison, tail_ratio
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.pg import PgCluster, start_cluster
 
 REPO = Path(__file__).resolve().parents[1]
 HONE_BIN = str(Path(sys.executable).with_name("hone"))
@@ -71,3 +74,15 @@ def block_readahead() -> Path | None:
 
 
 needs_root = pytest.mark.skipif(not is_root(), reason="changes kernel knobs; CI runs as root")
+
+
+@pytest.fixture(scope="session")
+def pg() -> Iterator[PgCluster]:
+    """A throwaway PostgreSQL cluster on a loopback port for the whole session (tests/pg.py)."""
+    if os.geteuid() != 0:
+        pytest.skip("the throwaway cluster is created as the postgres user; needs root")
+    try:
+        with start_cluster() as cluster:
+            yield cluster
+    except RuntimeError as exc:
+        pytest.fail(str(exc))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -15,14 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hone.knobs.remote import ssh_argv
+from tests.net import free_port
 
 SSHD = "/usr/sbin/sshd"
-
-
-def free_port(addr: str) -> int:
-    with socket.socket() as s:
-        s.bind((addr, 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

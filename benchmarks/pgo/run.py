@@ -28,7 +28,7 @@ REPO = HERE.parents[1]
 EXAMPLES = REPO / "examples" / "pgo"
 HONE = str(Path(sys.executable).with_name("hone"))
 
-# Anchors from issue 8 / FIELD-NOTES: Lua 5.4.4, instructions vs -O2, measured by hand.
+# Anchors measured by hand on this VM (docs/machine-facts.md): Lua 5.4.4, instructions vs -O2.
 ANCHORS = {"instr-gcc": -5.0, "lto": -5.5, "instr-gcc+lto": -8.7, "instr-clang": -3.6, "lto-thin": -6.7,
            "instr-clang+lto-thin": -13.1}
 

@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from hone.run.process import run_process  # noqa: E402
+from hone.core.process import run_process  # noqa: E402
 
 SQLITE_SPACE = {
     "journal_mode": ["DELETE", "TRUNCATE", "WAL", "MEMORY"],

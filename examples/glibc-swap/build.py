@@ -15,9 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hone.runtime.cache import runtime_cache_dir
-from hone.runtime.debian import SuiteRepo, unpack_deb
-from hone.runtime.glibc import obtain_glibc
+from hone.linking.cache import runtime_cache_dir
+from hone.linking.debian import SuiteRepo, unpack_deb
+from hone.linking.glibc import obtain_glibc
 
 HERE = Path(__file__).resolve().parent
 BUILD = HERE / "build"

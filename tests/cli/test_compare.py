@@ -105,7 +105,7 @@ def test_half_the_work_is_faster_and_sweep_gives_one_row_per_value(hone, spin: s
     assert all(_comparison(doc, "x1", i)["verdict"] == "faster" for i in range(2))
     assert "|***n=2***|**1**|" in md.read_text() and "|***n=4***|**1**|" in md.read_text()
     assert len(list(csv.DictReader(io.StringIO(cs.read_text())))) == 4
-    assert "|2|x1|" in md.read_text() and "|4|x1|" in md.read_text()  # seed-002 sweep table
+    assert "|2|x1|" in md.read_text() and "|4|x1|" in md.read_text()  # the glibc concurrency sweep table
     assert "sweep over n" in r.out
     assert len(doc["rows"][0]["order"]) == 8 and doc["seed"] == 3
 

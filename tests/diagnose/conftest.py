@@ -34,11 +34,11 @@ def c_programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture(scope="session")
 def caps(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """The capability probe. As root the suite sets up what it needs: tracefs is mounted if a
-    fresh machine has none (syscall tracepoints, off-CPU graphs and bpftrace need it, FIELD-NOTES),
+    fresh machine has none (syscall tracepoints, off-CPU graphs and bpftrace need it, docs/machine-facts.md),
     journaled in a state directory of the suite's own, and rolled back at the end, so the machine
     is left as it was found."""
     from hone.diagnose.capabilities import probe_capabilities
-    from hone.journal import Journal
+    from hone.run.journal import Journal
 
     state = tmp_path_factory.mktemp("caps-state")
     with pytest.MonkeyPatch.context() as mp:

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
+from hone.core.errors import HoneError
 from hone.diagnose.bpftrace import PROBES, probe_script, run_probe
-from hone.errors import HoneError
 
 pytestmark = pytest.mark.integration
 

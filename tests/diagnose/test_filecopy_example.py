@@ -1,4 +1,4 @@
-"""examples/filecopy end to end (seed 004 reproduced): one command builds nothing new but
+"""examples/filecopy end to end (the UnixBench file-copy profile reproduced): one command builds nothing new but
 profiles fcopy, finds the kernel-time share, proposes and runs tmpfs-vs-disk and
 buffer-size experiments, and writes a report with tables and both flame graphs."""
 

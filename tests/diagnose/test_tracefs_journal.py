@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hone.diagnose.capabilities import tracefs_mount_knob
-from hone.journal import Journal, MachineLock
+from hone.run.journal import Journal, MachineLock
 
 
 def _mounted(path: Path) -> bool:

@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -22,6 +21,7 @@ import pytest
 import yaml
 
 from tests.conftest import HONE_BIN, REPO, is_root
+from tests.net import free_port, listening
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not is_root(), reason="the examples run servers as root (PostgreSQL as postgres)")]
@@ -57,20 +57,6 @@ EXAMPLES = {
 def _missing(example: Example) -> list[str]:
     return [n for n in example.needs if (shutil.which(n) if "/" not in n else (n if os.path.exists(n) else None))
             is None]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.3):
-            return True
-    except OSError:
-        return False
 
 
 @pytest.fixture
@@ -145,7 +131,7 @@ def _no_leftovers(root: Path, port: int, wait: float = 15) -> None:
     while (left := _leftovers(root, port)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not left, left
-    assert not _listening(port)
+    assert not listening(port)
 
 
 @pytest.mark.parametrize("name", list(EXAMPLES))
@@ -154,7 +140,7 @@ def test_example_tune_finds_the_costly_setting_and_leaves_nothing_behind(  # typ
     example = EXAMPLES[name]
     if missing := _missing(example):
         pytest.skip(f"needs {', '.join(missing)} (make setup installs them)")
-    port = _free_port()
+    port = free_port()
     spec = _prepare(example, root, port)
     conf = root / example.conf
     original = conf.read_bytes()
@@ -181,7 +167,7 @@ def test_kill_9_of_hone_during_a_postgresql_trial_then_rollback_restores_everyth
     example = EXAMPLES["postgresql"]
     if missing := _missing(example):
         pytest.skip(f"needs {', '.join(missing)} (make setup installs them)")
-    port = _free_port()
+    port = free_port()
     spec = _prepare(example, root, port, grid=False)
     conf = root / example.conf
     original = conf.read_bytes()
@@ -202,7 +188,7 @@ def test_kill_9_of_hone_during_a_postgresql_trial_then_rollback_restores_everyth
             proc.kill()
             proc.wait(timeout=10)
     try:
-        assert _listening(port)  # the server outlived hone
+        assert listening(port)  # the server outlived hone
         status = hone("status", cwd=root)
         assert "service:postgresql-pgbench" in status.out and "synchronous_commit=" in status.out, status.out
     finally:

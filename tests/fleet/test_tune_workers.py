@@ -9,9 +9,9 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from hone.fleet.storage import driver_url
-from tests.fleet.conftest import PG_PASSWORD
+from hone.tune.storage import driver_url
 from tests.fleet.test_worker import SPEC
+from tests.pg import PG_PASSWORD
 
 pytestmark = pytest.mark.integration
 

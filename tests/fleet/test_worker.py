@@ -12,7 +12,7 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from hone.fleet.storage import driver_url
+from hone.tune.storage import driver_url
 from tests.conftest import HONE_BIN
 
 pytestmark = pytest.mark.integration

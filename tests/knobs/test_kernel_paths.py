@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from hone.errors import SpecError
+from hone.core.errors import SpecError
 from hone.knobs import driver_for
 from hone.knobs._sysfile import write_kernel_value
 from hone.spec import load_spec
-from hone.spec.models import SysctlKnob, SysfsKnob
+from hone.spec.models import SysctlKnobSpec, SysfsKnobSpec
 
 CPU1 = Path("/sys/devices/system/cpu/cpu1/online")
 
@@ -86,11 +86,11 @@ def test_sysctl_panic_spelled_with_slashes_is_still_dangerous(hone, tmp_path: Pa
 def test_two_spellings_of_one_kernel_file_are_one_knob() -> None:
     if not CPU1.exists():
         pytest.skip("needs a second CPU")
-    a = driver_for(SysfsKnob(name="a", kind="sysfs", path="/sys/bus/cpu/devices/cpu1/online", values=[1]))
-    b = driver_for(SysfsKnob(name="b", kind="sysfs", path=str(CPU1), values=[1]))
+    a = driver_for(SysfsKnobSpec(name="a", kind="sysfs", path="/sys/bus/cpu/devices/cpu1/online", values=[1]))
+    b = driver_for(SysfsKnobSpec(name="b", kind="sysfs", path=str(CPU1), values=[1]))
     assert a.ident() == b.ident() == f"sysfs:{CPU1}"
-    c = driver_for(SysctlKnob(name="c", kind="sysctl", key="kernel/ostype", values=["Linux"]))
-    d = driver_for(SysctlKnob(name="kernel.ostype", kind="sysctl", values=["Linux"]))
+    c = driver_for(SysctlKnobSpec(name="c", kind="sysctl", key="kernel/ostype", values=["Linux"]))
+    d = driver_for(SysctlKnobSpec(name="kernel.ostype", kind="sysctl", values=["Linux"]))
     assert c.ident() == d.ident() == "sysctl:kernel.ostype"
     assert c.read() == d.read() == "Linux"
 
@@ -102,4 +102,4 @@ def test_two_spellings_of_one_kernel_file_are_one_knob() -> None:
 def test_remote_sysfs_path_is_checked_as_written_before_any_ssh(tmp_path: Path, path: str, expected: str) -> None:
     spec = _spec(tmp_path, f"{{name: ra, kind: sysfs, path: '{path}', values: [128], hosts: [node1]}}")
     with pytest.raises(SpecError, match=expected):
-        load_spec(spec, check_knobs=False)
+        load_spec(spec)

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -23,21 +22,17 @@ from pathlib import Path
 
 import pytest
 
-from hone.errors import SpecError
+from hone.core.errors import SpecError
+from hone.knobs import check_spec
 from hone.knobs._files import TEMP_PREFIX
 from hone.knobs.remote import _WRITE, split_host, ssh_argv
 from hone.spec import load_spec
 from tests.conftest import block_readahead
+from tests.net import free_port
 from tests.procs import MARK_ENV, marked, new_mark, with_arg
 
 pytestmark = pytest.mark.integration
 SSHD = "/usr/sbin/sshd"
-
-
-def _free_port(addr: str) -> int:
-    with socket.socket() as s:
-        s.bind((addr, 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -75,7 +70,7 @@ def ssh_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshHosts]:
     (top / "etc").mkdir()
     for name, addr in (("a", "127.0.0.1"), ("b", "127.0.0.2")):
         (top / f"etc-{name}").mkdir()
-        port = _free_port(addr)
+        port = free_port(addr)
         cfg = top / f"sshd-{name}.conf"
         cfg.write_text("\n".join([
             f"Port {port}", f"ListenAddress {addr}", f"HostKey {top / 'host'}",
@@ -135,11 +130,11 @@ def test_hosts_are_validated(tmp_path: Path) -> None:
     bad.write_text("benchmark: {command: [\"true\"]}\nknobs:\n"
                    "  - {name: v, kind: sysctl, key: vm.swappiness, range: [0, 100], hosts: ['-oProxyCommand=x']}\n")
     with pytest.raises(SpecError, match=r"hosts"):
-        load_spec(bad, check_knobs=False)
+        load_spec(bad)
     bad.write_text("benchmark: {command: [\"true\"]}\nknobs:\n"
                    "  - {name: p, kind: param, range: [0, 5], hosts: [node1]}\n")
     with pytest.raises(SpecError, match=r"no hosts on a param knob"):
-        load_spec(bad, check_knobs=False)
+        load_spec(bad)
 
 
 def test_a_remote_knob_is_as_dangerous_as_a_local_one(tmp_path: Path) -> None:
@@ -148,7 +143,7 @@ def test_a_remote_knob_is_as_dangerous_as_a_local_one(tmp_path: Path) -> None:
                     "  - {name: cpu1, kind: sysfs, path: /sys/devices/system/cpu/cpu1/online, values: [0, 1],"
                     " hosts: [node1, node2]}\n")
     with pytest.raises(SpecError, match=r"takes a CPU offline"):
-        load_spec(spec)  # refused before any ssh connection is tried
+        check_spec(load_spec(spec))  # refused before any ssh connection is tried
 
 
 def test_apply_on_two_hosts_journals_each_and_rollback_restores(ssh_hosts: SshHosts, hone, tmp_path: Path,  # type: ignore[no-untyped-def]
@@ -187,7 +182,7 @@ def test_run_with_a_remote_sysfs_knob_restores_after(ssh_hosts: SshHosts, hone, 
 
 
 def test_unreachable_host_is_one_clear_error(ssh_hosts: SshHosts, hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    dead = f"root@127.0.0.1:{_free_port('127.0.0.1')}"
+    dead = f"root@127.0.0.1:{free_port('127.0.0.1')}"
     spec = _spec(tmp_path, ssh_hosts, _script_knob(ssh_hosts, [dead]))
     res = hone("apply", spec, "--set", "level=2")
     assert res.code == 2

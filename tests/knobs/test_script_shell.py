@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from hone.errors import HoneError
+from hone.core.errors import HoneError
 from hone.knobs import driver_for
-from hone.knobs.remote import RemoteKnob
-from hone.spec.models import ScriptKnob
+from hone.knobs.remote import RemoteDriver
+from hone.spec.models import ScriptKnobSpec
 
 
 def write_spec(tmp_path: Path, knob: str, copy: str) -> Path:
@@ -48,7 +48,7 @@ def test_shell_true_sed_in_single_quotes_substitutes_the_value(hone, tmp_path: P
 
 def test_shell_true_value_with_quotes_stays_data_inside_single_quotes(tmp_path: Path) -> None:
     out = tmp_path / "out.txt"
-    driver = driver_for(ScriptKnob(name="k", kind="script", shell=True, get=["cat", str(out)],
+    driver = driver_for(ScriptKnobSpec(name="k", kind="script", shell=True, get=["cat", str(out)],
                                    set=f"printf '%s' 'v=$value' > {out}"))
     driver.write("x'; touch pwned; '")
     assert out.read_text() == "v=x'; touch pwned; '"
@@ -57,9 +57,9 @@ def test_shell_true_value_with_quotes_stays_data_inside_single_quotes(tmp_path: 
 
 def test_remote_script_carries_the_value_in_env_for_the_remote_shell(tmp_path: Path) -> None:
     out = tmp_path / "out.txt"
-    model = ScriptKnob(name="k", kind="script", get=["cat", str(out)], hosts=["node1"],
+    model = ScriptKnobSpec(name="k", kind="script", get=["cat", str(out)], hosts=["node1"],
                        set=["sh", "-c", f"printf %s $value > {out}"])
-    argv = RemoteKnob(model, "node1")._script(model.set, "$(touch pwned) *")
+    argv = RemoteDriver(model, "node1")._script(model.set, "$(touch pwned) *")
     assert argv[:2] == ["env", "value=$(touch pwned) *"]
     # sshd hands the remote side one string to its login shell: shlex.join of the argv.
     subprocess.run(["sh", "-c", shlex.join(argv)], cwd=tmp_path, check=True, timeout=10)
@@ -68,7 +68,7 @@ def test_remote_script_carries_the_value_in_env_for_the_remote_shell(tmp_path: P
 
 
 def test_value_with_nul_byte_is_a_user_error_not_a_crash(tmp_path: Path) -> None:
-    driver = driver_for(ScriptKnob(name="k", kind="script", shell=True, get=["true"], set="echo $value"))
+    driver = driver_for(ScriptKnobSpec(name="k", kind="script", shell=True, get=["true"], set="echo $value"))
     with pytest.raises(HoneError, match=r"script knob k: .*NUL byte"):
         driver.write("a\0b")
 

@@ -36,7 +36,7 @@ def _feed(values: list[float], fail: set[int] = frozenset()) -> Variant:  # type
 
 
 def seed000_result(fail: set[int] = frozenset()) -> dict[str, Any]:  # type: ignore[assignment]
-    """The seed-000 FindShortestPath runs as a compare result (5 rounds, no warm-up)."""
+    """The FindShortestPath runs of the AutoFDO before/after table as a compare result (5 rounds, no warm-up)."""
     arms = [Arm(name="Default Binary", description="default"), Arm(name="AutoFDO", description="autofdo")]
 
     def make(_sweep: Any) -> list[Variant]:

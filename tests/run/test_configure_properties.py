@@ -13,9 +13,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hone.journal import Journal, MachineLock
 from hone.knobs._config_formats import get_value
 from hone.run.configure import Configurator
+from hone.run.journal import Journal, MachineLock
 from hone.spec import load_spec
 
 KEYS = ("alpha", "beta", "gamma", "delta")

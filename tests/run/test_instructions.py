@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hone.run.instructions import Counter, counted_command, instruction_counter, probe_perf
-from hone.run.process import run_process
+from hone.core.process import run_process
+from hone.run.instructions import InstructionCounter, counted_command, instruction_counter, probe_perf
 
 needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 needs_perf = pytest.mark.skipif(shutil.which("perf") is None, reason="perf is not installed")
@@ -52,8 +52,8 @@ def has_avx512() -> bool:
     return "avx512f" in flags.split()
 
 
-def valgrind_counter() -> Counter:
-    return Counter("valgrind", shutil.which("valgrind") or "valgrind", "chosen by the test")
+def valgrind_counter() -> InstructionCounter:
+    return InstructionCounter("valgrind", shutil.which("valgrind") or "valgrind", "chosen by the test")
 
 
 @needs_perf
@@ -71,7 +71,7 @@ def test_the_counter_follows_what_perf_answers_on_this_machine() -> None:
 @needs_perf
 def test_perf_counting_reads_the_count_and_catches_a_signal_perf_hides() -> None:
     # Software events exist without a PMU: the perf path runs for real with one of them.
-    counter = Counter("perf", shutil.which("perf") or "perf", "chosen by the test", event="page-faults:u")
+    counter = InstructionCounter("perf", shutil.which("perf") or "perf", "chosen by the test", event="page-faults:u")
     with counted_command(["sh", "-c", "exit 0"], 30, counter) as cmd:
         count, error = cmd.finish(run_process(cmd.argv, timeout=cmd.timeout))
     assert error is None and count is not None and count > 0

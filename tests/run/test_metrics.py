@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from hone.errors import BenchmarkError
+from hone.core.errors import BenchmarkError
+from hone.core.process import ProcessResult
 from hone.run.metrics import extract
-from hone.run.process import ProcessResult
 from hone.spec.models import Metric
 
 

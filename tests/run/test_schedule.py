@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hone.errors import HoneError
+from hone.core.errors import HoneError
 from hone.run.benchmark import Measurement
 from hone.run.schedule import Variant, extend_interleaved, run_interleaved
 

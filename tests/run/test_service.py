@@ -19,23 +19,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import HONE_BIN
+from tests.net import free_port, listening
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server (setup installs it)")]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.3):
-            return True
-    except OSError:
-        return False
 
 
 def _redis_conf(tmp_path: Path, port: int) -> Path:
@@ -77,7 +64,7 @@ def _starts(state_dir: Path) -> list[Path]:
 
 
 def test_run_starts_the_server_once_after_the_writes_and_stops_it(hone, tmp_path: Path, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    port = _free_port()
+    port = free_port()
     knobs = "".join(
         f"  - {{name: {k}, kind: file, path: {tmp_path / 'redis.conf'}, key: {k}, values: {v}, restart: service}}\n"
         for k, v in (("maxmemory-policy", "[noeviction, allkeys-lru]"), ("hz", "[10, 50]")))
@@ -86,13 +73,13 @@ def test_run_starts_the_server_once_after_the_writes_and_stops_it(hone, tmp_path
     res = hone("run", spec, "--set", "maxmemory-policy=allkeys-lru", "--set", "hz=50", "--set", "io_threads=2")
     assert res.code == 0, res.err
     assert len(_starts(state_dir)) == 1  # one start for two restart-level knobs and a start param
-    assert not _listening(port)
+    assert not listening(port)
     assert (tmp_path / "redis.conf").read_bytes() == original
     assert hone("status").out.strip() == "nothing changed by hone on this machine"
 
 
 def test_the_server_stays_up_across_trials_that_need_no_restart(hone, tmp_path: Path, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    port = _free_port()
+    port = free_port()
     # A runtime knob (CONFIG SET): no restart; the start param io_threads stays at its default.
     # Its get fails while the server is down: it is read only once hone started the server.
     knob = (f"  - {{name: lazyfree, kind: script, get: [sh, -c, 'v=$(redis-cli -p {port} config get"
@@ -105,11 +92,11 @@ def test_the_server_stays_up_across_trials_that_need_no_restart(hone, tmp_path: 
     assert res.code == 0, res.err
     assert json.loads((tmp_path / "t.json").read_text())["baseline_config"]["lazyfree"] == "no"
     assert len(_starts(state_dir)) == 1
-    assert not _listening(port)
+    assert not listening(port)
 
 
 def test_a_port_in_use_is_a_clear_error_and_nothing_changes(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    port = _free_port()
+    port = free_port()
     knob = (f"  - {{name: hz, kind: file, path: {tmp_path / 'redis.conf'}, key: hz, values: [10, 50],"
             " restart: service}\n")
     spec = _spec(tmp_path, port, knob)
@@ -129,7 +116,7 @@ def test_a_port_in_use_is_a_clear_error_and_nothing_changes(hone, tmp_path: Path
 
 
 def test_a_server_that_dies_fails_its_trial_with_the_log_tail_and_the_study_goes_on(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    port = _free_port()
+    port = free_port()
     flag = tmp_path / "crash-once"
     flag.touch()
     # The first measured run of io_threads=2 crashes the server (SIGSEGV) once.
@@ -148,12 +135,12 @@ def test_a_server_that_dies_fails_its_trial_with_the_log_tail_and_the_study_goes
     reasons = [t.user_attrs.get("fail_reason", "") for t in study.trials if t.state.name == "FAIL"]
     died = "service redis-test was killed by signal 11 during the trial"
     assert any(died in r and "redis-server" in r.split("log ")[1] for r in reasons), reasons
-    assert not _listening(port)
+    assert not listening(port)
 
 
 def test_kill_9_of_hone_mid_trial_then_rollback_restores_the_config_and_stops_the_server(  # type: ignore[no-untyped-def]
         hone, tmp_path: Path, state_dir: Path) -> None:
-    port = _free_port()
+    port = free_port()
     started = tmp_path / "bench-started"
     knob = (f"  - {{name: hz, kind: file, path: {tmp_path / 'redis.conf'}, key: hz, values: [10, 50],"
             " restart: service}\n")
@@ -166,10 +153,10 @@ def test_kill_9_of_hone_mid_trial_then_rollback_restores_the_config_and_stops_th
     while not started.exists():
         assert proc.poll() is None and time.time() < deadline
         time.sleep(0.05)
-    assert _listening(port) and b"hz 50" in (tmp_path / "redis.conf").read_bytes()
+    assert listening(port) and b"hz 50" in (tmp_path / "redis.conf").read_bytes()
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
-    assert _listening(port)  # the server outlived hone
+    assert listening(port)  # the server outlived hone
     status = hone("status")
     assert "service:redis-test" in status.out and "started pid" in status.out
     back = hone("rollback")
@@ -177,15 +164,15 @@ def test_kill_9_of_hone_mid_trial_then_rollback_restores_the_config_and_stops_th
     assert "restored service:redis-test" in back.out
     assert (tmp_path / "redis.conf").read_bytes() == original
     deadline = time.time() + 10
-    while _listening(port) and time.time() < deadline:
+    while listening(port) and time.time() < deadline:
         time.sleep(0.1)
-    assert not _listening(port)
+    assert not listening(port)
     assert not _starts(state_dir)[0].read_text().count("Ready to accept") > 1
 
 
 def test_a_server_managed_elsewhere_is_restarted_per_trial_and_on_its_original_config_at_the_end(
         hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    port = _free_port()
+    port = free_port()
     conf = _redis_conf(tmp_path, port)
     restart = tmp_path / "restart.sh"
     restart.write_text(f"#!/bin/sh\nredis-cli -p {port} shutdown nosave >/dev/null 2>&1\n"
@@ -209,7 +196,7 @@ def test_a_server_managed_elsewhere_is_restarted_per_trial_and_on_its_original_c
                  values: [noeviction, allkeys-lru], restart: service}}
             """))
         deadline = time.time() + 10
-        while not _listening(port) and time.time() < deadline:
+        while not listening(port) and time.time() < deadline:
             time.sleep(0.05)
         res = hone("run", spec, "--set", "policy=allkeys-lru")
         assert res.code == 0, res.err
@@ -261,7 +248,7 @@ def test_log_probe_warmup_and_user(hone, tmp_path_factory: pytest.TempPathFactor
 
 
 def _log_probe_warmup_and_user(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    port = _free_port()
+    port = free_port()
     warm = tmp_path / "warmups"
     spec = _spec(tmp_path, port, "", service_extra=(
         "  user: redis\n"
@@ -276,11 +263,11 @@ def _log_probe_warmup_and_user(hone, tmp_path: Path) -> None:  # type: ignore[no
     assert res.code == 0, res.err
     assert warm.read_text().splitlines() == ["w"]  # once, after the one start
     assert seen.read_text().strip() == "redis"
-    assert not _listening(port)
+    assert not listening(port)
 
 
 def test_compare_variants_restart_the_server_between_arms(hone, tmp_path: Path, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    port = _free_port()
+    port = free_port()
     spec = _spec(tmp_path, port, "")
     out = tmp_path / "c.json"
     res = hone("compare", spec, "--variant", "one:io_threads=1", "--variant", "two:io_threads=2", "--rounds", "3",
@@ -289,4 +276,4 @@ def test_compare_variants_restart_the_server_between_arms(hone, tmp_path: Path, 
     doc = json.loads(out.read_text())
     assert all(r["error"] is None for v in doc["rows"][0]["variants"] for r in v["runs"])
     assert len(_starts(state_dir)) >= 2  # a start per change of io_threads, never a run on the wrong one
-    assert not _listening(port)
+    assert not listening(port)

@@ -1,4 +1,4 @@
-"""A cluster managed elsewhere (seed 001's Kafka cluster, in small): three nodes, each a real
+"""A cluster managed elsewhere (the Kafka cluster of A-Tune's example, in small): three nodes, each a real
 Redis on its own loopback address behind its own sshd. A knob on every node is journaled per
 node; the service restarts node by node, each ready before the next; at the end every node's
 configuration is back and every node restarted on it."""
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.sshd import SshHosts, available, free_port, sshd_hosts
+from tests.net import free_port
+from tests.sshd import SshHosts, available, sshd_hosts
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server (setup installs it)")]

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from hone.errors import KnobError
+from hone.core.errors import KnobError
+from hone.linking.allocators import ALLOCATORS
+from hone.linking.elf import read_elf
 from hone.run.configure import Configurator
-from hone.runtime.allocators import ALLOCATORS
-from hone.runtime.elf import read_elf
 from hone.spec import load_spec
-from tests.runtime.conftest import build_c, needs_patchelf
+from tests.linking.conftest import build_c, needs_patchelf
 
 pytestmark = [pytest.mark.integration]
 

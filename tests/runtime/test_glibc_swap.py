@@ -1,5 +1,6 @@
-"""Real glibc swaps: Debian's glibc 2.41 under a copy of a system binary, verified with the
-binary's own loader; too-old targets refused; --in-place undone byte for byte."""
+"""``hone libswap glibc``: Debian's glibc 2.41 under a copy of a system binary, verified with the
+binary's own loader and seen by ``libswap show --pid``; too-old targets refused; --in-place
+undone byte for byte. The hone.linking pieces underneath are tested in tests/linking/test_glibc.py."""
 
 from __future__ import annotations
 
@@ -12,37 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from hone.errors import HoneError
-from hone.runtime.elf import read_elf, version_needs
-from hone.runtime.glibc import GlibcInstall, is_glibc_soname, obtain_glibc
-from hone.runtime.patch import (
-    GlibcTooOldError,
-    PatchOps,
-    VariantVerificationError,
-    apply_patch,
-    make_glibc_variant,
-    verify_glibc_resolution,
-)
+from hone.linking.elf import read_elf
+from hone.linking.glibc import GlibcInstall
 from tests.conftest import HONE_BIN
-from tests.runtime.conftest import build_c, loader_paths, needs_gcc, needs_patchelf, sha256
+from tests.linking.conftest import loader_paths, needs_patchelf, sha256
 
 pytestmark = [pytest.mark.integration, needs_patchelf]
-
-
-def test_fetch_is_cached_and_versioned(glibc241: GlibcInstall) -> None:
-    assert glibc241.version == "2.41"
-    assert glibc241.interpreter.exists() and (glibc241.lib_dir / "libc.so.6").exists()
-    assert "GLIBC_2.41" in glibc241.provided["libc.so.6"]
-    assert not str(glibc241.root).startswith(("/lib", "/usr/lib"))  # never over the system's
-
-
-def test_a_glibc_directory_can_be_given(glibc241: GlibcInstall, tmp_path: Path) -> None:
-    again = obtain_glibc(str(glibc241.root))
-    assert (again.lib_dir, again.interpreter, again.version) == (glibc241.lib_dir, glibc241.interpreter, "2.41")
-    with pytest.raises(HoneError, match=r"no libc\.so\.6"):
-        obtain_glibc(str(tmp_path))
-    with pytest.raises(HoneError, match="unknown glibc version"):
-        obtain_glibc("2.99")
 
 
 def test_sort_copy_runs_on_glibc_241_and_every_glibc_lib_is_private(hone, tmp_path: Path,
@@ -77,30 +53,6 @@ def test_sort_copy_runs_on_glibc_241_and_every_glibc_lib_is_private(hone, tmp_pa
         proc.wait(timeout=10)
 
 
-def test_transitive_glibc_libs_stay_private(tmp_path: Path, glibc241: GlibcInstall) -> None:
-    """lua5.4 → libreadline → libtinfo → libc, and libm: all glibc pieces from 2.41 (DT_RPATH)."""
-    lua = Path("/usr/bin/lua5.4")
-    if not lua.exists():
-        pytest.skip("lua5.4 not installed")
-    report = make_glibc_variant(lua, [], glibc241, tmp_path / "lua", smoke="{bin} -e print(7*6)")
-    assert report.smoke == "42"
-    resolved = loader_paths(str(glibc241.interpreter), report.binary)
-    glibc_libs = {s: p for s, p in resolved.items() if is_glibc_soname(s)}
-    assert {"libc.so.6", "libm.so.6"} <= set(glibc_libs)
-    assert all(glibc241.contains(p) for p in glibc_libs.values()), glibc_libs
-    assert not glibc241.contains(resolved["libreadline.so.8"])  # non-glibc libs stay the system's
-
-
-def test_interpreter_only_patch_is_caught_by_verification(tmp_path: Path, glibc241: GlibcInstall) -> None:
-    """Without the rpath, libc comes from the system under the 2.41 loader: two libcs."""
-    copy = tmp_path / "sort"
-    copy.write_bytes(Path("/usr/bin/sort").read_bytes())
-    copy.chmod(0o755)
-    apply_patch(copy, PatchOps(interpreter=str(glibc241.interpreter)))
-    with pytest.raises(VariantVerificationError, match=r"outside|loader failed"):
-        verify_glibc_resolution(copy, glibc241)
-
-
 def test_too_old_glibc_is_refused_naming_the_missing_version(hone, tmp_path: Path, glibc231: GlibcInstall) -> None:
     out = tmp_path / "v"
     res = hone("libswap", "glibc", "/usr/bin/sort", "--version", "2.31", "--out", out)
@@ -117,36 +69,6 @@ def test_variant_dir_must_not_be_the_originals_dir(hone, tmp_path: Path, glibc24
     res = hone("libswap", "glibc", target, "--version", "2.41", "--out", tmp_path)
     assert res.code == 2 and "must not overwrite" in res.err
     assert sha256(target) == before
-
-
-@needs_gcc
-def test_refusal_names_the_symbol_of_a_program_of_ours(tmp_path: Path, glibc231: GlibcInstall,
-                                                       glibc241: GlibcInstall) -> None:
-    # arc4random appeared in glibc 2.36: fine on 2.41, refused on 2.31.
-    prog = build_c(tmp_path, "rnd", '#include <stdlib.h>\n#include <stdio.h>\n'
-                   'int main(void){printf("%u\\n", arc4random() % 2); return 0;}\n')
-    assert "arc4random" in version_needs(prog)["libc.so.6"]["GLIBC_2.36"]
-    with pytest.raises(GlibcTooOldError, match=r"GLIBC_2\.36 \(rnd: arc4random\)"):
-        make_glibc_variant(prog, [], glibc231, tmp_path / "old", smoke=None)
-    ok = make_glibc_variant(prog, [], glibc241, tmp_path / "new", smoke="{bin}")
-    assert ok.smoke in ("0", "1")
-
-
-@needs_gcc
-def test_bundled_library_is_copied_patched_and_used(tmp_path: Path, glibc241: GlibcInstall) -> None:
-    src = tmp_path / "src"
-    src.mkdir()
-    lib = src / "libgreet.so"
-    (src / "greet.c").write_text('#include <stdio.h>\nvoid greet(void){puts("hi");}\n')
-    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(lib), str(src / "greet.c")], check=True, timeout=60)
-    main = build_c(src, "app", "void greet(void);\nint main(void){greet();return 0;}\n",
-                   f"-L{src}", "-lgreet", f"-Wl,-rpath,{src}")
-    report = make_glibc_variant(main, [lib], glibc241, tmp_path / "v", smoke="{bin}")
-    assert report.smoke == "hi"
-    copied = tmp_path / "v" / "libgreet.so"
-    assert report.libs == [copied]
-    assert read_elf(copied).rpath[:2] == [str(tmp_path / "v"), str(glibc241.lib_dir)]
-    assert loader_paths(str(glibc241.interpreter), report.binary)["libgreet.so"] == str(copied)
 
 
 def _journal_active(state_dir: Path) -> list[dict]:
@@ -204,7 +126,8 @@ def test_in_place_failed_smoke_restores_at_once(hone, state_dir: Path, tmp_path:
 
 
 def test_seed_002_shape_compare_sweep_over_glibc_variants(hone, tmp_path: Path, glibc241: GlibcInstall) -> None:
-    """The seed-002 experiment as one command: variants × a concurrency sweep, CIs per level."""
+    """The glibc concurrency sweep (docs/seed-formats.md) as one command: variants × a concurrency
+    sweep, CIs per level."""
     res = hone("libswap", "glibc", "/usr/bin/sort", "--version", "2.41", "--out", tmp_path / "v")
     assert res.code == 0, res.err
     data = tmp_path / "in.txt"

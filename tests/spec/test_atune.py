@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hone.errors import SpecError
+from hone.core.errors import SpecError
+from hone.core.process import ProcessResult
 from hone.knobs import driver_for
 from hone.run.metrics import extract
-from hone.run.process import ProcessResult
 from hone.spec.atune import load_atune, quote_var, to_atune
 
 REPO = Path(__file__).resolve().parents[2]
@@ -161,8 +161,7 @@ def test_hone_tune_runs_an_atune_pair(pair, hone, tmp_path):
 
 
 def test_example_pair_in_the_repo_loads():
-    loaded = load_atune(REPO / "examples/atune/dirty_client.yaml", REPO / "examples/atune/dirty_server.yaml",
-                        check_knobs=False)
+    loaded = load_atune(REPO / "examples/atune/dirty_client.yaml", REPO / "examples/atune/dirty_server.yaml")
     assert [k.name for k in loaded.spec.knobs] == ["vm.dirty_background_ratio", "vm.dirty_expire_centisecs"]
     assert textwrap.dedent(loaded.spec.metrics[0].extract.command).startswith('echo "$out"')
 

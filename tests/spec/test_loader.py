@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hone.errors import SpecError
+from hone.core.errors import SpecError
+from hone.knobs import check_spec
 from hone.spec import load_spec
 
 GOOD = """\
@@ -34,7 +35,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def error_of(path: Path) -> str:
     with pytest.raises(SpecError) as info:
-        load_spec(path)
+        check_spec(load_spec(path))
     return info.value.message
 
 
@@ -115,15 +116,15 @@ def test_regex_needs_a_group(tmp_path: Path) -> None:
 
 
 def test_coerce_checks_domain() -> None:
-    from hone.spec.models import ParamKnob
+    from hone.spec.models import ParamKnobSpec
 
-    knob = ParamKnob(name="n", kind="param", range=[1, 10])
+    knob = ParamKnobSpec(name="n", kind="param", range=[1, 10])
     assert knob.coerce("7") == 7
     with pytest.raises(ValueError, match=r"expected an integer in \[1, 10\], got '11'"):
         knob.coerce("11")
     with pytest.raises(ValueError, match="expected an integer"):
         knob.coerce("2.5")
-    ordinal = ParamKnob(name="p", kind="param", values=[1024, 4096])
+    ordinal = ParamKnobSpec(name="p", kind="param", values=[1024, 4096])
     assert ordinal.coerce("4096") == 4096 and ordinal.ordinal
 
 

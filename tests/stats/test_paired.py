@@ -1,4 +1,5 @@
-"""compare_paired and the seed-000 table numbers; edge cases named in the test names."""
+"""compare_paired and the numbers of the AutoFDO before/after table (docs/seed-formats.md);
+edge cases named in the test names."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from optuna.distributions import CategoricalDistribution, IntDistribution
 
-from hone.spec.models import Metric, ParamKnob
+from hone.spec.models import Metric, ParamKnobSpec
 from hone.tune.objective import build_objective
 from hone.tune.space import SearchSpace
 from tests.conftest import needs_root
@@ -19,10 +19,10 @@ from tests.conftest import needs_root
 
 def test_numeric_values_stay_ordered_and_log_ranges_stay_log():
     space = SearchSpace([
-        ParamKnob(name="page", kind="param", values=[65536, 1024, 4096]),
-        ParamKnob(name="mode", kind="param", values=["WAL", "DELETE"]),
-        ParamKnob(name="cache", kind="param", type="int", range=[10, 100000], log=True),
-        ParamKnob(name="n", kind="param", type="int", range=[0, 100], step=5),
+        ParamKnobSpec(name="page", kind="param", values=[65536, 1024, 4096]),
+        ParamKnobSpec(name="mode", kind="param", values=["WAL", "DELETE"]),
+        ParamKnobSpec(name="cache", kind="param", type="int", range=[10, 100000], log=True),
+        ParamKnobSpec(name="n", kind="param", type="int", range=[0, 100], step=5),
     ])
     d = space.distributions
     assert d["page"] == IntDistribution(0, 2)  # an index into [1024, 4096, 65536], not a category

@@ -12,7 +12,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from hone.durations import format_duration
+from hone.core.durations import format_duration
 from tests.tune.conftest import write_three_knobs
 
 

@@ -75,7 +75,7 @@ def test_json_to_stdout_is_the_only_thing_on_stdout(workload, hone) -> None:  # 
     res = hone("tune", spec, "--json", "-", "--confirm", "0")
     assert res.code == 0, res.err
     doc = json.loads(res.out)
-    assert doc["format"] == "hone-tune/1" and doc["trials"] == 3
+    assert doc["format"] == "hone-tune/2" and doc["trials"] == 3
     assert "trial 3/3" in res.err and "HTML report:" in res.err  # the human lines went to stderr
 
 

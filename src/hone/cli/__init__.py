@@ -1,6 +1,6 @@
 """Command line: argument parsing only; each verb calls one function of the modules.
 
-Why a package and not one ``cli.py`` (DESIGN.md): one file per verb (``_run.py``,
+Why a package and not one ``cli.py``: one file per verb (``_run.py``,
 ``_compare.py`` …) so a verb is added without touching the others, like hyperfine's
 exporters. This file holds the group, the verb list and the one place user errors are
 turned into a single line and exit code 2.
@@ -16,8 +16,8 @@ from typing import Any
 import click
 
 from hone import __version__
-from hone.errors import HoneError, SpecError
-from hone.run.process import shutdown
+from hone.core.errors import HoneError, SpecError
+from hone.core.process import shutdown
 
 # Verb → the module that registers it on ``main``. Modules are imported only when their
 # verb runs (or for --help): importing every verb up front cost ~2 s of CPU per process

@@ -8,14 +8,13 @@ import click
 from rich.table import Table
 
 from hone.cli import main
-from hone.cli._common import console, err_console
-from hone.errors import HoneError, RestoreError
-from hone.journal import Journal, MachineLock
+from hone.cli._common import console, err_console, load_checked
+from hone.core.errors import HoneError, RestoreError
+from hone.core.process import stop_orphans
 from hone.knobs import driver_for
 from hone.knobs.risk import risks
 from hone.run.configure import parse_assignments
-from hone.run.process import stop_orphans
-from hone.spec import load_spec
+from hone.run.journal import Journal, MachineLock
 
 
 @main.command("apply")
@@ -28,7 +27,7 @@ def apply_cmd(spec: str, sets: tuple[str, ...]) -> None:
     Only system knobs (sysctl, sysfs, file, script) can be applied; param and env knobs
     exist only inside a benchmark run.
     """
-    loaded = load_spec(spec)
+    loaded = load_checked(spec)
     values = parse_assignments(loaded, list(sets))
     drivers = {name: driver_for(loaded.spec.knob(name)) for name in values}
     for name, driver in drivers.items():

@@ -6,12 +6,15 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 
-from hone.errors import HoneError
+from hone.core.errors import HoneError
+
+if TYPE_CHECKING:
+    from hone.spec.loader import LoadedSpec
 
 # Piped output (CI logs, tests) gets wide tables instead of rich's 80-column default.
 _WIDTH = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200
@@ -62,3 +65,11 @@ def fmt_num(value: float, digits: int = 4) -> str:
     if mag >= 1e6 or mag < 1e-3:
         return f"{value:.{digits - 1}e}"
     return f"{value:.{digits}g}" if mag < 1000 else f"{value:,.1f}"
+
+
+def load_checked(path: str | Path) -> LoadedSpec:
+    """The spec at ``path``, validated, with its knobs checked on this machine (changes nothing)."""
+    from hone.knobs import check_spec
+    from hone.spec import load_spec
+
+    return check_spec(load_spec(path))

@@ -12,8 +12,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from hone.cli import main
 from hone.cli._common import console, err_console, stdout_for_data
-from hone.durations import parse_duration
-from hone.errors import HoneError, RestoreError
+from hone.core.durations import parse_duration
+from hone.core.errors import HoneError, RestoreError
 from hone.experiment import Look
 from hone.experiment.compare import (
     RUN_METRICS,
@@ -28,8 +28,6 @@ from hone.experiment.compare import (
     spec_variants,
     with_counter,
 )
-from hone.experiment.gate import check_gate, parse_fail_on
-from hone.journal import machine_lock_if
 from hone.report import benchstat as benchstat_report
 from hone.report import bmf as bmf_report
 from hone.report import csv as csv_report
@@ -40,8 +38,10 @@ from hone.report import markdown as md_report
 from hone.report import summary as summary_report
 from hone.report import terminal
 from hone.report.base import write_text
+from hone.report.gate import check_gate, parse_fail_on
 from hone.run.benchmark import Measurement
 from hone.run.configure import Configurator, changes_machine, parse_assignments
+from hone.run.journal import machine_lock_if
 from hone.spec.models import MAX_TIMEOUT_S
 
 
@@ -95,7 +95,8 @@ def _is_spec(path: str) -> bool:
                    "tails are heavy, else trimmed (docs/CONTRACTS.md).")
 @click.option("--cv-warn", type=click.FloatRange(min=0), default=5.0, show_default=True,
               help="Warn when a variant's stddev/mean exceeds this, in %.")
-@click.option("--export-markdown", metavar="FILE", help="Seed-000 style table (- = stdout).")
+@click.option("--export-markdown", metavar="FILE",
+              help="The AutoFDO before/after table (NebulaGraph style) and a verdict table (- = stdout).")
 @click.option("--export-csv", metavar="FILE", help="One line per variant: summary, ratio, CI, p, verdict.")
 @click.option("--export-json", metavar="FILE", help="Versioned result with every raw run (hone report reads it).")
 @click.option("--export-hyperfine", metavar="FILE",
@@ -236,7 +237,7 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
                   settings: CompareSettings, sweep_spec: tuple[str, list[str]] | None,
                   prepares: tuple[str, ...], cleanups: tuple[str, ...], progress: Progress, task: Any,
                   nsweep: int, on_run: Any) -> dict[str, Any]:
-    from hone.spec import load_spec
+    from hone.cli._common import load_checked
 
     if len(args) != 1:
         raise HoneError("hone compare SPEC takes one spec file and --variant options, not commands",
@@ -245,7 +246,7 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
         raise HoneError("--name names commands; spec variants are named in --variant NAME:…")
     if not variants:
         raise HoneError(f"hone compare {args[0]}: give at least one --variant NAME:KNOB=VALUE")
-    loaded = load_spec(args[0])
+    loaded = load_checked(args[0])
     arms: list[Arm] = []
     for text in variants:
         name, items = parse_variant(text)

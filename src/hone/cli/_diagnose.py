@@ -11,9 +11,9 @@ from rich.text import Text
 
 from hone.cli import main
 from hone.cli._common import console, err_console, stdout_for_data, write_json
+from hone.core.errors import HoneError
 from hone.diagnose.capabilities import Capabilities, probe_capabilities
 from hone.diagnose.report_markdown import num, pct, verdict_note
-from hone.errors import HoneError
 
 
 def _caps(mount_tracefs: bool = False) -> Capabilities:
@@ -71,10 +71,10 @@ def profile_cmd(command: tuple[str, ...], pid: int | None, duration: float, repe
     else:
         env = cwd = None
         if spec:
+            from hone.cli._common import load_checked
             from hone.diagnose.doctor import target_from_spec
-            from hone.spec import load_spec
 
-            target = target_from_spec(load_spec(spec))
+            target = target_from_spec(load_checked(spec))
             argv, cwd = target.argv, target.cwd
             env = {**__import__("os").environ, **target.env} if target.env else None
         if not argv:
@@ -149,10 +149,10 @@ def flame_cmd(command: tuple[str, ...], pid: int | None, duration: float, out_di
     argv, spec = _target_argv(command)
     env = cwd = None
     if spec:
+        from hone.cli._common import load_checked
         from hone.diagnose.doctor import target_from_spec
-        from hone.spec import load_spec
 
-        target = target_from_spec(load_spec(spec))
+        target = target_from_spec(load_checked(spec))
         argv, cwd = target.argv, target.cwd
         env = {**__import__("os").environ, **target.env} if target.env else None
     caps = _caps()
@@ -223,7 +223,7 @@ def doctor_cmd(command: tuple[str, ...], show_caps: bool, show_rules: bool, moun
     if show_rules:
         from hone.diagnose.rules import RULES
 
-        for rule in RULES:
+        for rule in RULES.values():
             console.print(rule.name, style="bold")
             for key, value in rule.describe().items():
                 if key != "name":
@@ -242,9 +242,9 @@ def doctor_cmd(command: tuple[str, ...], show_caps: bool, show_rules: bool, moun
     from hone.diagnose.rules import Target
 
     if spec:
-        from hone.spec import load_spec
+        from hone.cli._common import load_checked
 
-        target = target_from_spec(load_spec(spec))
+        target = target_from_spec(load_checked(spec))
     else:
         target = Target(argv, metric="cpu_time", goal="minimize", unit="s")
     out = Path(out_dir)

@@ -8,11 +8,11 @@ import click
 
 from hone.cli import main
 from hone.cli._common import console, err_console, stdout_for_data, write_json
-from hone.errors import HoneError
+from hone.core.errors import HoneError
+from hone.linking.allocators import ALLOCATOR_NAMES
+from hone.linking.glibc import obtain_glibc
+from hone.linking.patch import make_alloc_variant, make_glibc_variant
 from hone.report import libswap_terminal
-from hone.runtime.allocators import ALLOCATOR_NAMES
-from hone.runtime.glibc import obtain_glibc
-from hone.runtime.patch import make_alloc_variant, make_glibc_variant
 from hone.runtime.show import show_binary, show_pid
 
 _SMOKE_HELP = "Smoke command run after patching; {bin} is the patched binary (default: '{bin} --version')."
@@ -20,7 +20,7 @@ _SMOKE_HELP = "Smoke command run after patching; {bin} is the patched binary (de
 
 @main.group("libswap")
 def libswap_group() -> None:
-    """Run a binary on another glibc or allocator (patchelf; seed 002).
+    """Run a binary on another glibc or allocator (patchelf; verified by its own loader).
 
     \b
       hone libswap glibc ./server libfoo.so --version 2.41     # patched copy, verified

@@ -13,10 +13,9 @@ import click
 from hone.build import BuildPlan, PgoRun, Scenario, latest_result, load_result, parse_modes, scenario_name
 from hone.build.recipe import EXAMPLE_MODES
 from hone.cli import main
-from hone.cli._common import console, err_console, stdout_for_data, write_json
-from hone.errors import HoneError
+from hone.cli._common import console, err_console, load_checked, stdout_for_data, write_json
+from hone.core.errors import HoneError
 from hone.report import pgo_terminal
-from hone.spec import load_spec
 
 _SCENARIO_PREFIX = re.compile(r"^@([A-Za-z0-9_.-]+)(?::([0-9]*\.?[0-9]+))?\s+(.+)$", re.DOTALL)
 
@@ -36,7 +35,7 @@ def parse_scenario(text: str, taken: set[str], cwd: str | None = None) -> Scenar
 
 
 def plan_from_spec(spec_path: str) -> BuildPlan:
-    loaded = load_spec(spec_path)
+    loaded = load_checked(spec_path)
     b = loaded.spec.build
     if b is None:
         raise HoneError(f"{spec_path}: no build: section", hint="hone pgo needs build: {system, dir, binary, train, …}")
@@ -69,6 +68,7 @@ def plan_from_spec(spec_path: str) -> BuildPlan:
         rounds=b.rounds, noise_builds=b.noise_builds, counts=b.counts, jobs=b.jobs, threads=b.threads,
         partial_training=b.partial_training, build_timeout=b.build_timeout, run_timeout=b.run_timeout,
         name=loaded.spec.name or loaded.path.stem, scenario_dir=base,
+        service=loaded if loaded.spec.service is not None and loaded.spec.service.start is not None else None,
     )
 
 
@@ -76,7 +76,7 @@ def plan_from_spec(spec_path: str) -> BuildPlan:
 
 
 def render(result: dict[str, Any]) -> None:
-    """The seed-000 table per evaluate scenario, then builds, profiles and the pick; rejected
+    """The AutoFDO-style before/after table per evaluate scenario, then builds, profiles and the pick; rejected
     or failed builds and warnings go to stderr (:mod:`hone.report.pgo_terminal`)."""
     for note in pgo_terminal.notes(result):
         err_console.print(note)

@@ -2,7 +2,7 @@
 
 RESULT is any document a hone verb writes (docs/formats.md). Its ``format`` names the type
 it is checked against first (:mod:`hone.report.formats`: a missing or mistyped field is one
-line naming the file and the field) and picks the renderers in ``RENDERERS``; an older
+line naming the file and the field) and picks the renderers in ``hone.report.RENDERERS``; an older
 version is shown in today's words where they changed (``--json`` keeps it as written).
 """
 
@@ -16,52 +16,13 @@ import click
 
 from hone.cli import main
 from hone.cli._common import console, stdout_for_data
-from hone.diagnose.report_markdown import render_markdown
-from hone.errors import HoneError
-from hone.report import benchstat as benchstat_report
-from hone.report import bmf as bmf_report
-from hone.report import csv as csv_report
-from hone.report import (
-    diagnose_terminal,
-    formats,
-    libswap_terminal,
-    pgo_terminal,
-    run_terminal,
-    terminal,
-    tune_terminal,
-)
+from hone.core.errors import HoneError
+from hone.report import RENDERERS, formats
 from hone.report import gab as gab_report
-from hone.report import hyperfine as hyperfine_report
 from hone.report import json as json_report
-from hone.report import markdown as md_report
-from hone.report import summary as summary_report
 from hone.report.base import load_result, write_text
 
-# kind → {output → render(data)}; "terminal" returns a rich renderable. Every kind also has
-# "json" (the document itself); --html is apart: a tune study, a doctor directory.
-RENDERERS: dict[str, dict[str, Callable[[dict[str, Any]], Any]]] = {
-    "compare": {
-        "terminal": terminal.render,
-        "markdown": md_report.render,
-        "csv": csv_report.render,
-        "json": json_report.render,
-        "hyperfine": hyperfine_report.render,
-        "bmf": bmf_report.render,
-        "gab": gab_report.render,
-        "benchstat": benchstat_report.render,
-        "summary": summary_report.render,
-    },
-    "tune": {"terminal": tune_terminal.render},
-    "worker": {"terminal": run_terminal.render_worker},
-    "run": {"terminal": run_terminal.render},
-    "pgo": {"terminal": pgo_terminal.render},
-    "pgo-manifest": {"terminal": pgo_terminal.render_manifest},
-    "doctor": {"terminal": diagnose_terminal.render_doctor, "markdown": render_markdown},
-    "profile": {"terminal": diagnose_terminal.render_profile},
-    "capabilities": {"terminal": diagnose_terminal.render_capabilities},
-    "libswap": {"terminal": libswap_terminal.render},
-    "libswap-show": {"terminal": libswap_terminal.render_show},
-}
+# --html is apart from RENDERERS: a tune study, a doctor directory.
 HTML_KINDS = ("tune", "doctor")
 
 

@@ -6,12 +6,11 @@ import click
 from rich.table import Table
 
 from hone.cli import main
-from hone.cli._common import console, err_console, fmt_num, stdout_for_data, write_json
-from hone.errors import RestoreError
-from hone.metrics import BUILTIN
+from hone.cli._common import console, err_console, fmt_num, load_checked, stdout_for_data, write_json
+from hone.core.errors import RestoreError
+from hone.core.metrics import BUILTIN
 from hone.run.configure import parse_assignments
 from hone.run.session import run_spec
-from hone.spec import load_spec
 
 
 @main.command("run")
@@ -30,7 +29,7 @@ def run_cmd(spec: str, sets: tuple[str, ...], repeats: int | None, warmup: int |
     Ctrl-C or SIGTERM. Unset knobs keep the machine's current values.
     """
     stdout_for_data(json_path)
-    loaded = load_spec(spec)
+    loaded = load_checked(spec)
     values = parse_assignments(loaded, list(sets))
 
     def progress(stage: str, i: int, m) -> None:  # type: ignore[no-untyped-def]

@@ -14,14 +14,14 @@ from rich.table import Table
 from rich.text import Text
 
 from hone.cli import main
-from hone.cli._common import console, err_console, fmt_num, safe_study_name, stdout_for_data, write_json
-from hone.errors import HoneError, RestoreError
-from hone.fleet.storage import mask_url
-from hone.paths import state_dir
+from hone.cli._common import console, err_console, fmt_num, load_checked, safe_study_name, stdout_for_data, write_json
+from hone.core.errors import HoneError, RestoreError
+from hone.core.paths import state_dir
+from hone.fleet.local import LocalWorkers
 from hone.report.tune_terminal import ablation_lines, budget_lines, recommendation_kind, risk_lines
-from hone.spec import load_spec
 from hone.tune import SAMPLERS, TrialOutcome, TuneEvents, TuneResult, TuneSettings, finished_trials, tune
 from hone.tune.confirm import keep_reason
+from hone.tune.storage import mask_url
 
 
 def _short(config: dict[str, Any], limit: int = 6) -> str:
@@ -39,7 +39,7 @@ def _pct_vs_baseline(result_means: dict[str, float], baseline: dict[str, float],
 
 def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
     """``--max-time`` callback: seconds, or one line and exit 2 for a bad duration."""
-    from hone.durations import parse_duration
+    from hone.core.durations import parse_duration
 
     if value is None:
         return None
@@ -99,13 +99,14 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
     """
     stdout_for_data(json_path)
     if atune_server:
+        from hone.knobs import check_spec
         from hone.spec.atune import load_atune
 
-        loaded = load_atune(spec, atune_server)
+        loaded = check_spec(load_atune(spec, atune_server))
         apply_spec = _save_translation(loaded)
         console.print(f"A-Tune pair translated to {apply_spec} (for `hone apply`/`hone run`)", style="dim")
     else:
-        loaded = load_spec(spec)
+        loaded = load_checked(spec)
     t = loaded.spec.tune
     settings = TuneSettings(
         trials=t.trials if trials is None else trials, seed=t.seed if seed is None else seed,
@@ -114,7 +115,7 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
         random_starts=t.random_starts, repeats=repeats,
         confirm_rounds=t.confirm if confirm_rounds is None else confirm_rounds,
         top_k=t.top_k if top_k is None else top_k,
-        workers=workers,
+        workers=LocalWorkers(workers) if workers > 1 else None,
         ablation=t.ablation if ablation is None else ablation,
         ablation_rounds=t.ablation_rounds if ablation_rounds is None else ablation_rounds,
         max_time=t.max_time if max_time is None else max_time,

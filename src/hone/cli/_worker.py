@@ -5,9 +5,8 @@ from __future__ import annotations
 import click
 
 from hone.cli import main
-from hone.cli._common import console, err_console, fmt_num, safe_study_name, stdout_for_data, write_json
-from hone.errors import RestoreError
-from hone.spec import load_spec
+from hone.cli._common import console, err_console, fmt_num, load_checked, safe_study_name, stdout_for_data, write_json
+from hone.core.errors import RestoreError
 
 
 @main.command("worker")
@@ -37,13 +36,14 @@ def worker_cmd(spec: str, storage: str, study_name: str, trials: int | None, sam
     worker stops; after a kill -9, `hone rollback` here restores them and the trial it
     was running is retried by another worker.
     """
-    from hone.fleet.storage import mask_url
     from hone.fleet.worker import WorkerOptions, run_worker
+    from hone.report.dashboard import annotate_trial
+    from hone.tune.storage import mask_url
 
     stdout_for_data(json_path)
     if grace_s <= heartbeat_s:
         raise click.BadParameter("must be larger than --heartbeat", param_hint="--grace")
-    loaded = load_spec(spec)
+    loaded = load_checked(spec)
     opts = WorkerOptions(storage=storage, study=study_name, trials=trials, sampler=sampler, seed=seed,
                          heartbeat_s=heartbeat_s, grace_s=grace_s)
 
@@ -59,7 +59,7 @@ def worker_cmd(spec: str, storage: str, study_name: str, trials: int | None, sam
         err_console.print(f"worker joined study {study_name!r} in {mask_url(storage)}: "
                           f"{finished}/{budget} trials finished", style="dim", soft_wrap=True)
 
-    result = run_worker(loaded, opts, on_trial=line, on_joined=joined)
+    result = run_worker(loaded, opts, on_trial=line, on_joined=joined, on_finished=annotate_trial)
     console.print(f"worker done: ran {len(result.ran)} trial(s), {len(result.failed)} failed; "
                   f"study {study_name!r} has {result.finished_in_study}/{result.budget} finished"
                   + (f"; re-enqueued {len(result.requeued)} interrupted" if result.requeued else ""))
@@ -86,11 +86,12 @@ def dashboard_cmd(storage: str | None, host: str, port: int) -> None:
     machines and confirmation verdicts as notes on each trial and study. Ctrl-C stops it."""
     from pathlib import Path
 
-    from hone.errors import HoneError
-    from hone.fleet.dashboard import serve
-    from hone.fleet.storage import mask_url, open_storage
-    from hone.paths import default_storage_url
+    from hone.core.errors import HoneError, import_extra
+    from hone.core.paths import default_storage_url
+    from hone.report.dashboard import serve
+    from hone.tune.storage import mask_url, open_storage
 
+    import_extra("optuna_dashboard", "dashboard", "hone dashboard")  # before opening anything
     url = storage or default_storage_url()
     if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():
         raise HoneError(f"no study store at {url}", hint="run `hone tune` first, or give --storage URL")

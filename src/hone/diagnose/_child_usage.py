@@ -1,7 +1,7 @@
 """``python -m hone.diagnose._child_usage OUT.json -- ARGV…``: run ARGV, record what
 ``os.wait4`` and ``/proc/self/io`` know about it, exit with its exit code.
 
-Why a wrapper: :func:`hone.run.process.run_process` keeps CPU times and RSS but not the
+Why a wrapper: :func:`hone.core.process.run_process` keeps CPU times and RSS but not the
 voluntary/involuntary context switches or the I/O syscall counts, and those exist only in
 the parent that reaps the child. The kernel adds a reaped child's I/O accounting
 (rchar, wchar, syscr, syscw) to its parent's, so the difference across the wait is the

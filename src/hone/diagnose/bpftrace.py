@@ -5,7 +5,7 @@ Each script takes ``$1`` = seconds and ends itself with ``interval:s:$1 { exit()
 hone also runs it under a timeout a few seconds longer, with the process group killed on
 expiry, so a probe never outlives its window. bpftrace detaches every probe when it
 exits, and the scripts clear their helper maps in ``END`` so only results are printed.
-Only tracepoints are used: this kernel has no kprobes (FIELD-NOTES).
+Only tracepoints are used: this kernel has no kprobes (docs/machine-facts.md).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from hone.core.errors import CapabilityError, HoneError
+from hone.core.process import ProcessResult, run_process
 from hone.diagnose.capabilities import Capabilities
 from hone.diagnose.rules.base import Target
-from hone.errors import CapabilityError, HoneError
-from hone.run.process import ProcessResult, run_process
 
 PROBES = {
     "syscount": "system calls by process and syscall id",

@@ -19,8 +19,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hone.core.errors import HoneError
+from hone.core.process import run_process
 from hone.diagnose.perfstat import parse_perf_stat_json
-from hone.run.process import run_process
+from hone.knobs import driver_for
+from hone.run.journal import Journal, StateLock
+from hone.spec.models import ScriptKnobSpec
 
 if TYPE_CHECKING:
     from hone.knobs.base import KnobDriver
@@ -196,10 +200,7 @@ _TRACEFS_SET = 'if [ "$2" = mounted ]; then mount -t tracefs nodev "$1"; else um
 
 def tracefs_mount_knob(mountpoint: Path = TRACEFS) -> KnobDriver:
     """A ``script`` knob whose value is ``mounted``/``unmounted`` (tracefs at ``mountpoint``)."""
-    from hone.knobs import driver_for
-    from hone.spec.models import ScriptKnob
-
-    return driver_for(ScriptKnob(
+    return driver_for(ScriptKnobSpec(
         name="tracefs-mount", kind="script", values=["unmounted", "mounted"],
         get=["sh", "-c", _TRACEFS_GET, "hone-tracefs", str(mountpoint)],
         set=["sh", "-c", _TRACEFS_SET, "hone-tracefs", str(mountpoint), "$value"],
@@ -237,9 +238,6 @@ def probe_capabilities(*, allow_mount: bool = False) -> Capabilities:
     caps.tracefs_mounted = mounts.get(str(TRACEFS)) == "tracefs" or (TRACEFS / "events").is_dir()
     caps.debugfs_mounted = mounts.get("/sys/kernel/debug") == "debugfs"
     if not caps.tracefs_mounted and allow_mount and os.geteuid() == 0:
-        from hone.errors import HoneError
-        from hone.journal import Journal, StateLock
-
         try:
             with StateLock(purpose="hone doctor --mount-tracefs"):
                 Journal().write(tracefs_mount_knob(), "mounted")
@@ -344,16 +342,3 @@ def find_tool(name: str) -> str | None:
 def capabilities_json(caps: Capabilities) -> str:
     return json.dumps(caps.to_json(), indent=2)
 
-
-def require_command(name: str, cwd: str | None = None) -> None:
-    """Raise a one-line HoneError when ``name`` is neither on PATH nor an executable file
-    (perf would otherwise fail later with a message about its own data file)."""
-    from hone.errors import HoneError
-
-    if "/" in name:
-        path = Path(cwd or ".") / name if not os.path.isabs(name) else Path(name)
-        if path.is_file() and os.access(path, os.X_OK):
-            return
-    elif shutil.which(name):
-        return
-    raise HoneError(f"command not found: {name}", hint="check the command and your PATH")

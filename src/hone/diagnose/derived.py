@@ -74,7 +74,7 @@ _DEFINITIONS: list[tuple[str, str, str, list[str], Callable[[Mapping[str, float]
     ("llc_miss_pct", "%", "LLC-load-misses / LLC-loads", ["LLC-load-misses", "LLC-loads"],
      _ratio("LLC-load-misses", "LLC-loads", 100), "perf colours 5/10/20%"),
     ("itlb_miss_pct", "%", "iTLB-load-misses / iTLB-loads", ["iTLB-load-misses", "iTLB-loads"],
-     _ratio("iTLB-load-misses", "iTLB-loads", 100), "perf colours 5/10/20% (seed 003: 60–80% on TiKV)"),
+     _ratio("iTLB-load-misses", "iTLB-loads", 100), "perf colours 5/10/20% (61–80% on TiKV/TiDB)"),
     ("dtlb_miss_pct", "%", "dTLB-load-misses / dTLB-loads", ["dTLB-load-misses", "dTLB-loads"],
      _ratio("dTLB-load-misses", "dTLB-loads", 100), "perf colours 5/10/20%"),
     ("l1i_mpki", "misses/kinsn", "L1-icache-load-misses / instructions × 1000",

@@ -15,13 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hone.core.errors import HoneError
 from hone.diagnose.capabilities import Capabilities
-from hone.diagnose.experiment import ExperimentResult, run_doctor_experiment
+from hone.diagnose.experiment import DoctorExperimentResult, run_doctor_experiment
 from hone.diagnose.flame import DiffResult, FlameResult, diff_flame, record_flame
 from hone.diagnose.profile import ProfileResult, profile_command
 from hone.diagnose.rules import RULES, DoctorContext, Finding, Rule, Target
-from hone.errors import HoneError
+from hone.run.benchmark import benchmark_cwd, bind_command
+from hone.run.configure import Configurator
+from hone.run.metrics import extract
 from hone.spec.loader import LoadedSpec
+from hone.stats.paired import min_rounds_for_alpha
 
 DOCTOR_FORMAT = "hone-doctor/1"
 
@@ -37,7 +41,7 @@ class DoctorReport:
     not_evaluated: dict[str, dict[str, str]]
     out_dir: Path
     flame: FlameResult | None = None
-    experiments: list[ExperimentResult] = field(default_factory=list)
+    experiments: list[DoctorExperimentResult] = field(default_factory=list)
     variant_flames: dict[str, FlameResult] = field(default_factory=dict)
     diffs: dict[str, DiffResult] = field(default_factory=dict)
     rounds: int = 10
@@ -81,10 +85,6 @@ class DoctorReport:
 
 def target_from_spec(loaded: LoadedSpec) -> Target:
     """The spec's benchmark with its default parameters, and its first metric."""
-    from hone.run.benchmark import benchmark_cwd, bind_command
-    from hone.run.configure import Configurator
-    from hone.run.metrics import extract
-
     ctx = Configurator(loaded).apply({})  # no values: defaults only, nothing on the system changes
     bench = loaded.spec.benchmark
     argv, bound = bind_command(bench.argv(), ctx.params)
@@ -107,7 +107,7 @@ def evaluate_rules(ctx: DoctorContext, rules: list[Rule] | None = None) -> tuple
     """(findings ranked by score, rules not evaluated → their missing inputs and why)."""
     findings: list[Finding] = []
     not_evaluated: dict[str, dict[str, str]] = {}
-    for rule in rules or RULES:
+    for rule in rules or RULES.values():
         if rule.unavailable(ctx):
             not_evaluated[rule.name] = rule.missing_inputs(ctx)
             continue
@@ -153,8 +153,6 @@ def run_doctor(
     report = DoctorReport(target, caps, profile, findings, not_evaluated, out_dir, flame_result, rounds=rounds,
                           started=started)
     if run:
-        from hone.stats.paired import min_rounds_for_alpha
-
         if rounds < min_rounds_for_alpha(0.05):
             say(f"warning: {rounds} rounds can never reach p < 0.05 (the paired tests need "
                 f"{min_rounds_for_alpha(0.05)}): every verdict will be 'inconclusive'")

@@ -1,7 +1,7 @@
 """Run a doctor experiment on the A/B engine (:mod:`hone.experiment`): interleaved rounds
 and paired verdicts of every variant against the first (estimator ``auto``).
 
-The metric is the target's: a built-in time (cpu_time, wall_time, …, :mod:`hone.metrics`) or
+The metric is the target's: a built-in time (cpu_time, wall_time, …, :mod:`hone.core.metrics`) or
 a spec metric read from the command's output (throughput of a fixed-time program such as fcopy).
 """
 
@@ -12,12 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hone.core.errors import BenchmarkError, HoneError
+from hone.core.metrics import of_run
+from hone.core.process import run_process
 from hone.diagnose.rules.base import Experiment, ExperimentVariant, Target
-from hone.errors import BenchmarkError, HoneError
 from hone.experiment import ExperimentSettings, compare_arms, run_experiment
-from hone.metrics import of_run
 from hone.run.benchmark import Measurement
-from hone.run.process import run_process
 from hone.run.schedule import InterleavedResult, Variant
 from hone.stats.paired import PairedComparison
 from hone.stats.summary import Summary, summarize
@@ -27,7 +27,7 @@ ALPHA = 0.05
 
 
 @dataclass
-class ExperimentResult:
+class DoctorExperimentResult:
     """Per-variant summaries of the metric and each candidate's comparison with the first."""
 
     experiment: Experiment
@@ -100,7 +100,7 @@ def compare_variants(runs: dict[str, list[Measurement]], reference: str, target:
 
 def run_doctor_experiment(experiment: Experiment, target: Target, *, rounds: int = 10, warmup: int = 1,
                           seed: int = 0, threshold: float = 0.01,
-                          on_run: Callable[[int, str, Measurement], None] | None = None) -> ExperimentResult:
+                          on_run: Callable[[int, str, Measurement], None] | None = None) -> DoctorExperimentResult:
     """Run every variant ``rounds`` times interleaved on the A/B engine; compare each with the first.
 
     Variant ``prepare``/``cleanup`` run once around the whole experiment (a tmpfs
@@ -143,5 +143,5 @@ def run_doctor_experiment(experiment: Experiment, target: Target, *, rounds: int
             summaries[name] = summarize(ok)
         cpu = sum(m.cpu_s for m in runs if m.ok)
         sys_share[name] = sum(m.sys_s for m in runs if m.ok) / cpu * 100 if cpu > 0 else float("nan")
-    return ExperimentResult(experiment, target.metric, target.goal, target.unit, len(result.order), result.seed,
+    return DoctorExperimentResult(experiment, target.metric, target.goal, target.unit, len(result.order), result.seed,
                             summaries, sys_share, dict(comparisons), failures)

@@ -2,7 +2,7 @@
 
 Also the differential graph (``inferno-diff-folded``) and an off-CPU graph from the
 ``sched:sched_switch`` tracepoint. Every step is a real tool run through
-:func:`hone.run.process.run_process` with a timeout; hone re-implements none of them.
+:func:`hone.core.process.run_process` with a timeout; hone re-implements none of them.
 
 Weights are plain sample counts: ``perf script -F comm,tid,time,event,ip,sym,dso``
 (no ``period``), because with ``cpu-clock`` the period is nanoseconds and would make
@@ -17,7 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hone.diagnose.capabilities import Capabilities, find_tool, require_command
+from hone.core.errors import CapabilityError, HoneError
+from hone.core.process import ProcessResult, require_command, run_process
+from hone.diagnose.capabilities import Capabilities, find_tool
 from hone.diagnose.folded import (
     FunctionDelta,
     hottest,
@@ -27,8 +29,6 @@ from hone.diagnose.folded import (
     speedscope_json,
     total_weight,
 )
-from hone.errors import CapabilityError, HoneError
-from hone.run.process import ProcessResult, run_process
 
 SCRIPT_FIELDS = "comm,tid,time,event,ip,sym,dso"
 TOOL_TIMEOUT_S = 300.0

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hone.errors import CapabilityError, HoneError
-from hone.run.process import run_process
+from hone.core.errors import CapabilityError, HoneError
+from hone.core.process import require_command, run_process
 
 
 @dataclass
@@ -128,8 +128,6 @@ def perf_stat_command(
     """
     if not argv:
         raise HoneError("no command to profile", hint="hone profile -- CMD ARGS…")
-    from hone.diagnose.capabilities import require_command
-
     require_command(argv[0], cwd)
     with tempfile.TemporaryDirectory(prefix="hone-stat-") as tmp:
         stat_out = Path(tmp) / "stat.json"

@@ -12,10 +12,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from hone.core.errors import CapabilityError, HoneError
 from hone.diagnose.capabilities import Capabilities
 from hone.diagnose.derived import DerivedMetric, derive
 from hone.diagnose.perfstat import StatRun, perf_stat_command, perf_stat_pid
-from hone.errors import CapabilityError, HoneError
 from hone.stats.summary import Summary, summarize
 
 PROFILE_FORMAT = "hone-profile/1"

@@ -16,6 +16,7 @@ from hone.diagnose.report_markdown import (
     num,
     pct,
     profile_rows,
+    render_markdown,
     verdict_note,
 )
 
@@ -127,8 +128,6 @@ def render_html(doc: dict[str, Any], out_dir: Path) -> str:
 
 def write_reports(doc: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
     """Write ``report.md`` and ``report.html`` into ``out_dir``; returns both paths."""
-    from hone.diagnose.report_markdown import render_markdown
-
     md = out_dir / "report.md"
     md.write_text(render_markdown(doc))
     page = out_dir / "report.html"

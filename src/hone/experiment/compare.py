@@ -31,21 +31,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hone import __version__
-from hone.errors import HoneError
+from hone.core.errors import HoneError
+from hone.core.fingerprint import fingerprint
+from hone.core.metrics import BUILTIN
+from hone.core.metrics import value as builtin_value
+from hone.core.process import run_process
+from hone.core.shell_text import bind_argv
 from hone.experiment import ExperimentSettings, Look, run_experiment
-from hone.fingerprint import fingerprint
-from hone.metrics import BUILTIN
-from hone.metrics import value as builtin_value
 from hone.run.benchmark import Measurement, run_measured, run_once
 from hone.run.instructions import instruction_counter
-from hone.run.process import run_process
 from hone.run.schedule import InterleavedResult, Variant
-from hone.shell_text import bind_argv
 from hone.stats.paired import DECISIVE, compare_paired, opt_over_default_pct
 from hone.stats.summary import summarize
 
 COMPARE_FORMAT = "hone-compare/2"
-# Built-in metrics every run can have (hone.metrics), with their unit; lower is better for all.
+# Built-in metrics every run can have (hone.core.metrics), with their unit; lower is better for all.
 # Counted ones (instructions) run the command under a counter when they are the metric.
 RUN_METRICS = {m.name: m.unit for m in BUILTIN.values()}
 # A command whose CPU time is below this share of its wall time mostly waits (sleep, I/O,
@@ -169,7 +169,7 @@ def _argv(command: str, shell: bool, sweep: tuple[str, str] | None = None,
 
     The line is split (or given to ``sh -c`` with ``--shell``) before the value is bound:
     in shell text the value arrives in the variable ``HONE_SWEEP_<name>``, elsewhere it
-    fills its argv element, so it is never parsed as shell code (:mod:`hone.shell_text`)."""
+    fills its argv element, so it is never parsed as shell code (:mod:`hone.core.shell_text`)."""
     if shell:
         argv = ["sh", "-c", command]
     else:

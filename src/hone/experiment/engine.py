@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hone.errors import HoneError
+from hone.core.errors import HoneError
 from hone.experiment.sequential import LookPlan
 from hone.run.benchmark import Measurement
 from hone.run.schedule import InterleavedResult, Variant, extend_interleaved, run_interleaved

@@ -1,23 +1,22 @@
 """Fleet: many machines on one study (``hone worker``, ``hone tune --workers``,
-``hone dashboard``).
+``hone dashboard``, whose page is :mod:`hone.report.dashboard`).
 
 Why a folder of its own and not ``tune/fleet.py``: the fleet is plumbing *around* the
-tune loop (storage URLs, a cross-machine lock, heartbeats, local worker processes, the
-dashboard) and the tune loop must not know about any of it. ``hone.tune.study.run_trials``
-runs unchanged inside a worker; the fleet only wraps the study it is given.
+tune loop (a cross-machine lock, heartbeats, local worker processes) and the
+tune loop must not know about any of it: it imports nothing from here. ``hone.tune.study.run_trials``
+runs unchanged inside a worker; the fleet only wraps the study it is given, and ``hone tune
+--workers`` hands the tuner a :class:`~hone.fleet.local.LocalWorkers` to run its trials.
 
 Optuna does the coordination (DESIGN: no coordinator of our own): every worker talks to
 the same RDB storage (PostgreSQL for several machines).
 
-* :mod:`~hone.fleet.storage` — open a storage URL; credentials from the URL or libpq's
-  ``PGPASSWORD`` / ``~/.pgpass``; passwords masked in all output; one-line errors for an
-  unreachable server, a refused password, a schema from another Optuna version.
+Storage URLs (credentials, masking, one-line errors) are the study's business:
+:mod:`hone.tune.storage`.
+
 * :mod:`~hone.fleet.lock` — one lock per study (``pg_advisory_lock``; ``flock`` for SQLite).
 * :mod:`~hone.fleet.worker` — claims (exactly N counted trials for N workers), heartbeats,
   stale trials failed as *interrupted* and their parameters re-enqueued.
 * :mod:`~hone.fleet.local` — ``hone tune --workers K``: K worker processes on this machine.
-* :mod:`~hone.fleet.dashboard` — optuna-dashboard plus hone's notes (raw repeats, machine,
-  baseline, confirmation verdict).
 
 Once per study, not per worker:
 

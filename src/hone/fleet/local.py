@@ -18,17 +18,18 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from hone.errors import HoneError
-from hone.fleet.storage import scrub
+from hone.core.errors import HoneError
+from hone.core.paths import state_dir
+from hone.core.process import finish_process, start_process
 from hone.knobs import driver_for
-from hone.paths import state_dir
-from hone.run.process import finish_process, start_process
 from hone.spec.loader import LoadedSpec
+from hone.tune.storage import scrub
 from hone.tune.study import ATTR_INTERRUPTED, TrialOutcome
 
 #: Seconds between looks at the study for finished trials (progress lines).
@@ -61,6 +62,22 @@ def outcome_of(trial: FrozenTrial) -> TrialOutcome:
                             elapsed_s=float(ua.get("elapsed_s", 0.0)))
     return TrialOutcome(trial.number, dict(ua.get("config", {})), "failed", reason=ua.get("fail_reason"),
                         elapsed_s=float(ua.get("elapsed_s", 0.0)))
+
+
+@dataclass(frozen=True)
+class LocalWorkers:
+    """``hone tune --workers N``: the search's trials in N local ``hone worker`` processes
+    (the tuner's :class:`~hone.tune.tuner.TrialWorkers`)."""
+
+    count: int
+
+    def check(self, loaded: LoadedSpec) -> None:
+        check_local_fleet(loaded, self.count)
+
+    def run(self, loaded: LoadedSpec, storage: str, study: optuna.Study, *, budget: int, sampler: str,
+            seed: int | None, on_trial: Callable[[TrialOutcome], None] | None = None) -> None:
+        run_local_workers(loaded, storage, study, workers=self.count, budget=budget, sampler=sampler, seed=seed,
+                          on_trial=on_trial)
 
 
 def run_local_workers(

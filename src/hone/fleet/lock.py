@@ -17,7 +17,7 @@ from types import TracebackType
 
 import sqlalchemy
 
-from hone.fleet.storage import explain, is_postgres
+from hone.tune.storage import explain, is_postgres
 
 
 def lock_key(study_name: str) -> int:

@@ -34,20 +34,19 @@ from typing import Any
 
 import optuna
 from optuna.exceptions import UpdateFinishedTrialError
-from optuna.trial import Trial, TrialState
+from optuna.trial import FrozenTrial, Trial, TrialState
 
-from hone.errors import HoneError
-from hone.fingerprint import machine_id
-from hone.fleet.dashboard import annotate_trial
+from hone.core.errors import HoneError
+from hone.core.fingerprint import machine_id
 from hone.fleet.lock import StudyLock
-from hone.fleet.storage import mask_url, open_storage
-from hone.journal import machine_lock_if
 from hone.run.configure import Configurator, changes_machine
+from hone.run.journal import machine_lock_if
 from hone.spec.loader import LoadedSpec
 from hone.tune import study as tune_study
 from hone.tune.objective import build_objective
 from hone.tune.samplers import make_sampler
 from hone.tune.space import SearchSpace
+from hone.tune.storage import mask_url, open_storage
 
 ATTR_FLEET = "hone_fleet"
 MAX_RETRIES = 2
@@ -269,10 +268,8 @@ def join_study(storage: optuna.storages.RDBStorage, opts: WorkerOptions, loaded:
     sampler = make_sampler(sampler_name, seed=_worker_seed(seed), n_trials=budget,
                            constraints_func=tune_study.constraints_from_attrs if objective.constrained else None,
                            distributions=space.distributions)
-    # No constant liar: benchmarks/fleet.py (20 seeds, evaluations to 5% of the optimum,
-    # 4 workers vs 1; liar vs none): sqlite +2% vs -25%, zlib -14% vs -12%, sparse-8of2
-    # +23% vs +45%, an early synthetic space +39% vs +0%. No consistent gain; different
-    # seeds per worker keep suggestions apart well enough.
+    # No constant liar: it gave no consistent gain, and distinct seeds per worker keep
+    # suggestions apart well enough (docs/decisions/0015-fleet-no-constant-liar.md).
     study.sampler = sampler
     return study, budget, space, objective
 
@@ -282,24 +279,27 @@ def _worker_seed(seed: int | None) -> int | None:
     return None if seed is None else seed + (os.getpid() % 100_000)
 
 
-def _note(study: optuna.Study, storage: optuna.storages.RDBStorage, number: int) -> None:
-    """Raw repeats as a dashboard note on the finished trial (best effort: a note that
-    cannot be written must not stop the worker)."""
+def _note(study: optuna.Study, storage: optuna.storages.RDBStorage, number: int,
+          on_finished: Callable[[optuna.Study, FrozenTrial], None]) -> None:
+    """Hand the finished trial to ``on_finished`` (the dashboard's note), best effort: a note
+    that cannot be written must not stop the worker."""
     try:
         trial_id = storage.get_trial_id_from_study_id_trial_number(study._study_id, number)
-        annotate_trial(study, storage.get_trial(trial_id))
+        on_finished(study, storage.get_trial(trial_id))
     except Exception:
         pass
 
 
 def run_worker(loaded: LoadedSpec, opts: WorkerOptions, *,
                on_trial: Callable[[tune_study.TrialOutcome], None] | None = None,
-               on_joined: Callable[[int, int], None] | None = None) -> WorkerResult:
+               on_joined: Callable[[int, int], None] | None = None,
+               on_finished: Callable[[optuna.Study, FrozenTrial], None] | None = None) -> WorkerResult:
     """Join ``opts.study`` and run its trials on this machine until the budget is spent.
 
     Knobs are journaled in this machine's state directory and restored when the worker
     stops (normally, on error or on Ctrl-C/SIGTERM). ``on_joined(budget, finished)`` is
-    called once the study is open."""
+    called once the study is open; ``on_finished(study, trial)`` with each trial this worker
+    finished, as stored (``hone worker`` writes the dashboard's note with it)."""
     storage = open_storage(opts.storage, heartbeat_interval=opts.heartbeat_s, grace_period=opts.grace_s)
     lock = StudyLock(opts.storage, opts.study, storage.engine)
     result = WorkerResult(study=opts.study, storage=mask_url(opts.storage), budget=0)
@@ -313,7 +313,8 @@ def run_worker(loaded: LoadedSpec, opts: WorkerOptions, *,
 
         def _seen(outcome: tune_study.TrialOutcome) -> None:
             (result.ran if outcome.state == "complete" else result.failed).append(outcome.number)
-            _note(study, storage, outcome.number)
+            if on_finished:
+                _note(study, storage, outcome.number, on_finished)
             if on_trial:
                 on_trial(outcome)
 

@@ -11,24 +11,28 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from hone.errors import KnobError
+from hone.core.errors import KnobError
 from hone.knobs.base import KnobDriver
-from hone.knobs.binary import BinaryKnob
-from hone.knobs.env import EnvKnob
-from hone.knobs.file import FileKnob
-from hone.knobs.library import LibraryKnob
-from hone.knobs.param import ParamKnob
-from hone.knobs.script import ScriptKnob
-from hone.knobs.service import ServiceKnob, ServiceRecord
-from hone.knobs.sysctl import SysctlKnob
-from hone.knobs.sysfs import SysfsKnob
+from hone.knobs.binary import BinaryDriver
+from hone.knobs.env import EnvDriver
+from hone.knobs.file import FileDriver
+from hone.knobs.library import LibraryDriver
+from hone.knobs.param import ParamDriver
+from hone.knobs.script import ScriptDriver
+from hone.knobs.service import ServiceDriver, ServiceRecord
+from hone.knobs.sysctl import SysctlDriver
+from hone.knobs.sysfs import SysfsDriver
+from hone.spec.loader import check_cwd
+from hone.spec.models import KnobSpec
 
 if TYPE_CHECKING:
     from hone.spec.loader import LoadedSpec
 
 DRIVERS: dict[str, type[KnobDriver]] = {
     cls.kind: cls
-    for cls in (ParamKnob, EnvKnob, SysctlKnob, SysfsKnob, FileKnob, ScriptKnob, LibraryKnob, BinaryKnob)
+    for cls in (
+        ParamDriver, EnvDriver, SysctlDriver, SysfsDriver, FileDriver, ScriptDriver, LibraryDriver, BinaryDriver,
+    )
 }
 
 # Knobs that can take the machine down (a CPU offline, a panic switch). They need an
@@ -56,14 +60,18 @@ def driver_for(model: Any) -> KnobDriver:
     return DRIVERS[model.kind](model)
 
 
+def driver_to_dict(driver: KnobDriver) -> dict[str, Any]:
+    """A driver's knob as a journal entry records it (JSON types); :func:`driver_from_dict`
+    rebuilds the driver from it."""
+    return driver.model.model_dump(mode="json")
+
+
 def driver_from_dict(data: dict[str, Any]) -> KnobDriver:
     """Rebuild a driver from a journal entry's knob dump (the spec may be gone)."""
-    from hone.spec.models import Knob
-
     if data.get("kind") == "service":  # a server hone started: not a knob a spec can name
-        return ServiceKnob(ServiceRecord.model_validate(data))
+        return ServiceDriver(ServiceRecord.model_validate(data))
 
-    model = TypeAdapter(Knob).validate_python(data)
+    model = TypeAdapter(KnobSpec).validate_python(data)
     return driver_for(model)
 
 
@@ -99,4 +107,13 @@ def check_all(loaded: LoadedSpec, allow_dangerous: bool = False) -> None:
                 raise loaded.error(("knobs", i), exc.message) from None
 
 
-__all__ = ["DRIVERS", "KnobDriver", "check_all", "danger_of", "driver_for", "driver_from_dict"]
+def check_spec(loaded: LoadedSpec, allow_dangerous: bool = False) -> LoadedSpec:
+    """What every verb asks of a loaded spec before it runs: ``benchmark.cwd`` is a directory
+    here and every knob exists, is readable and, if dangerous, opted in. Changes nothing."""
+    check_cwd(loaded)
+    check_all(loaded, allow_dangerous)
+    return loaded
+
+
+__all__ = ["DRIVERS", "KnobDriver", "check_all", "check_spec", "danger_of", "driver_for", "driver_from_dict",
+           "driver_to_dict"]

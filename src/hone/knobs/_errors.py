@@ -1,5 +1,5 @@
-"""Errors of the config-file formats (:mod:`hone.knobs._config_formats`); ``FileKnob``
-turns them into one-line :class:`~hone.errors.KnobError` messages naming the file."""
+"""Errors of the config-file formats (:mod:`hone.knobs._config_formats`); ``FileDriver``
+turns them into one-line :class:`~hone.core.errors.KnobError` messages naming the file."""
 
 from __future__ import annotations
 

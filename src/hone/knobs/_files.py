@@ -1,5 +1,5 @@
 """Where a ``file`` knob's files live: this machine (:class:`LocalFiles`) or a host over
-ssh (``hone.knobs.remote.SshFiles``). ``FileKnob`` does all its I/O through one of these,
+ssh (``hone.knobs.remote.SshFiles``). ``FileDriver`` does all its I/O through one of these,
 so a remote config file is read, journaled, rendered and restored like a local one.
 """
 

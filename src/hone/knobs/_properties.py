@@ -24,7 +24,7 @@ _NATURAL = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 
 
 @dataclass
-class Entry:
+class PropertyEntry:
     key: str  # unescaped
     value: str  # unescaped
     sep: str  # the separator as written (``=``, `` = ``, ``: ``, `` ``, or empty)
@@ -88,7 +88,7 @@ def _unescape(chars: list[tuple[str, int]]) -> str:
     return "".join(out).encode("utf-16", "surrogatepass").decode("utf-16", errors="replace")
 
 
-def entries(text: str) -> list[Entry]:
+def entries(text: str) -> list[PropertyEntry]:
     """Every key-value line of ``text`` in order."""
     out = []
     for chars, end in _logical_lines(text):
@@ -112,7 +112,7 @@ def entries(text: str) -> list[Entry]:
                 j += 1
         value_start = chars[j][1] if j < n else end
         sep = "".join(c for c, _ in chars[i:j])
-        out.append(Entry(_unescape(key_chars), _unescape(chars[j:]), sep, value_start, end))
+        out.append(PropertyEntry(_unescape(key_chars), _unescape(chars[j:]), sep, value_start, end))
     return out
 
 
@@ -162,4 +162,4 @@ def set_(text: str, key: str, value: str) -> str:
     return f"{text}{_escape(key, key=True)}{sep}{_escape(value, key=False)}{newline}"
 
 
-__all__ = ["Entry", "entries", "get", "set_"]
+__all__ = ["PropertyEntry", "entries", "get", "set_"]

@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from hone.errors import KnobError
+from hone.core.errors import KnobError
 
 _BRACKETED = re.compile(r"\[([^\]]+)\]")
 

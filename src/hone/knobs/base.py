@@ -15,7 +15,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
-from hone.run.restart import Restart
+from hone.core.restart import Restart
 from hone.spec.models import KnobBase, Scalar
 
 
@@ -52,7 +52,7 @@ class KnobDriver(ABC):
         """A stable identity of what this knob changes, e.g. ``sysctl:vm.swappiness``."""
 
     def check(self) -> None:  # noqa: B027 - optional hook; most kinds need no check
-        """Raise :class:`~hone.errors.KnobError` if the knob cannot be used on this machine.
+        """Raise :class:`~hone.core.errors.KnobError` if the knob cannot be used on this machine.
         Must not change anything."""
 
     def resource(self) -> str:
@@ -65,7 +65,7 @@ class KnobDriver(ABC):
 
     @abstractmethod
     def write(self, text: str) -> None:
-        """Set the value. Raises :class:`~hone.errors.KnobError` when refused."""
+        """Set the value. Raises :class:`~hone.core.errors.KnobError` when refused."""
 
     def parts(self) -> list[KnobDriver]:
         """What the journal records one entry for each: the knob itself, or one driver per

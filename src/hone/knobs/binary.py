@@ -15,9 +15,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from hone.errors import KnobError
+from hone.core.errors import KnobError
+from hone.core.paths import state_dir
 from hone.knobs.base import KnobDriver
-from hone.paths import state_dir
+from hone.linking.patch import PatchOps, apply_patch
 
 _CHUNK = 1 << 20
 
@@ -54,7 +55,7 @@ def _replace_from(source: Path, target: Path, mode: int, uid: int, gid: int) -> 
     _fsync_dir(target.parent)
 
 
-class BinaryKnob(KnobDriver):
+class BinaryDriver(KnobDriver):
     kind = "binary"
 
     @property
@@ -100,10 +101,8 @@ class BinaryKnob(KnobDriver):
                 "uid": st.st_uid, "gid": st.st_gid, "size": st.st_size}
 
     def write(self, text: str) -> None:
-        """Apply the patch described by ``text`` (a :class:`~hone.runtime.patch.PatchOps`
+        """Apply the patch described by ``text`` (a :class:`~hone.linking.patch.PatchOps`
         JSON) to a temp copy and rename it over the file."""
-        from hone.runtime.patch import PatchOps, apply_patch  # runtime imports knobs' users
-
         self.check()
         ops = PatchOps.from_text(text)
         st = self.path.stat()

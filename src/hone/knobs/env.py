@@ -7,7 +7,7 @@ import os
 from hone.knobs.base import KnobDriver
 
 
-class EnvKnob(KnobDriver):
+class EnvDriver(KnobDriver):
     kind = "env"
     changes_system = False
 

@@ -4,7 +4,7 @@ The resource is the whole file that holds the key (its real path, symlinks resol
 included file when the key lives there, see :mod:`hone.knobs._includes`): the journal
 keeps its original bytes, mode and owner once, before hone first changes any key of it,
 so rollback restores the file byte for byte however many knobs edit it and even if hone
-added a key that was absent. ``restart`` is not run by :meth:`FileKnob.write`: the caller
+added a key that was absent. ``restart`` is not run by :meth:`FileDriver.write`: the caller
 runs each distinct restart command once after all of a configuration's writes.
 
 All I/O goes through ``self.files`` (:mod:`hone.knobs._files`): this machine, or a host
@@ -19,23 +19,23 @@ from typing import Any
 
 import yaml
 
-from hone.errors import KnobError
+from hone.core.errors import KnobError
+from hone.core.restart import Restart
 from hone.knobs._config_formats import get_value, guess_format, set_value
 from hone.knobs._errors import ConfigError
 from hone.knobs._files import TEMP_PREFIX, Files, LocalFiles, Removable
 from hone.knobs._includes import locate
 from hone.knobs.base import KnobDriver
-from hone.run.restart import Restart
 from hone.spec.models import to_argv
 
-__all__ = ["TEMP_PREFIX", "FileKnob"]
+__all__ = ["TEMP_PREFIX", "FileDriver"]
 
 
 def _decode(state: dict[str, Any]) -> bytes:
     return base64.b64decode(state["bytes_b64"])
 
 
-class FileKnob(KnobDriver):
+class FileDriver(KnobDriver):
     kind = "file"
 
     def __init__(self, model: Any) -> None:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hone.errors import KnobError
+from hone.core.errors import KnobError
 from hone.knobs.base import KnobDriver
-from hone.runtime.allocators import ALLOCATOR_NAMES, ALLOCATORS
+from hone.linking.allocators import ALLOCATOR_NAMES, ALLOCATORS
 
 
-class LibraryKnob(KnobDriver):
+class LibraryDriver(KnobDriver):
     kind = "library"
     changes_system = False
 

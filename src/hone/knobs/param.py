@@ -5,7 +5,7 @@ from __future__ import annotations
 from hone.knobs.base import KnobDriver
 
 
-class ParamKnob(KnobDriver):
+class ParamDriver(KnobDriver):
     kind = "param"
     changes_system = False
 

@@ -6,14 +6,14 @@ instead of prompting), with a connect timeout and a total timeout. The remote si
 is always a shell, so the remote argv is quoted element by element (``shlex.join``); a
 value to write travels on stdin (``tee PATH``), not in the command text.
 
-A ``file`` knob on a host (:class:`RemoteFileKnob`) is the local ``FileKnob`` with its
+A ``file`` knob on a host (:class:`RemoteFileDriver`) is the local ``FileDriver`` with its
 file operations done over ssh (:class:`SshFiles`): the file is read with its mode and
 owner (base64, so every byte survives), and a new version is sent whole on stdin to a
 temp file next to it, checked for its length and renamed over the file (``mv``), so a cut
 connection never leaves a half-written config. Its ``restart`` runs on that host.
 
-One host: :class:`RemoteKnob`. Several: :class:`MultiHostKnob`, whose :meth:`parts` are
-one :class:`RemoteKnob` per host — the journal and the configurator record, set and
+One host: :class:`RemoteDriver`. Several: :class:`MultiHostDriver`, whose :meth:`parts` are
+one :class:`RemoteDriver` per host — the journal and the configurator record, set and
 restore each host separately, so a host that refuses a value or goes down does not hide
 the others' originals.
 """
@@ -27,11 +27,11 @@ import shlex
 import tempfile
 from typing import Any
 
-from hone.errors import KnobError
+from hone.core.errors import KnobError
+from hone.core.process import ProcessResult, at_exit, run_process
+from hone.core.restart import Restart
 from hone.knobs._files import TEMP_PREFIX, Files, Removable, Stat
 from hone.knobs.base import KnobDriver
-from hone.run.process import ProcessResult, at_exit, run_process
-from hone.run.restart import Restart
 
 #: Seconds ssh may take to connect; the whole command gets ``timeout`` (script) or this ×3.
 CONNECT_TIMEOUT_S = 10
@@ -97,7 +97,7 @@ def _normalise(text: str) -> str:
     return " ".join(text.split())
 
 
-class RemoteKnob(KnobDriver):
+class RemoteDriver(KnobDriver):
     """One knob on one host. ``model.hosts`` is ``[host]`` (what the journal stores)."""
 
     changes_system = True
@@ -206,7 +206,7 @@ class _RemoteTemp:
 class SshFiles(Files):
     """The file operations of :class:`~hone.knobs._files.Files` on one host, over ssh."""
 
-    def __init__(self, knob: RemoteKnob) -> None:
+    def __init__(self, knob: RemoteDriver) -> None:
         self.knob = knob
         self._real: dict[str, str] = {}
 
@@ -250,7 +250,7 @@ class SshFiles(Files):
         return [_RemoteTemp(self, p) for p in out.split("\0") if p]
 
 
-class RemoteFileKnob(RemoteKnob):
+class RemoteFileDriver(RemoteDriver):
     """A ``file`` knob on one host: the local driver's logic, its I/O over ssh."""
 
     def __init__(self, model: Any, host: str) -> None:
@@ -300,12 +300,12 @@ class RemoteFileKnob(RemoteKnob):
         return cmd._replace(argv=ssh_argv(self.host, list(self.model.ssh_options), cmd.argv, shared=False))
 
 
-def remote_part(model: Any, host: str) -> RemoteKnob:
+def remote_part(model: Any, host: str) -> RemoteDriver:
     """The driver of ``model`` on one host."""
-    return RemoteFileKnob(model, host) if model.kind == "file" else RemoteKnob(model, host)
+    return RemoteFileDriver(model, host) if model.kind == "file" else RemoteDriver(model, host)
 
 
-class MultiHostKnob(KnobDriver):
+class MultiHostDriver(KnobDriver):
     """One knob on several hosts: reads agree or show each host; writes go host by host."""
 
     changes_system = True
@@ -356,7 +356,7 @@ class MultiHostKnob(KnobDriver):
 
 
 def remote_driver(model: Any) -> KnobDriver:
-    """The driver for a knob with ``hosts``: one host → :class:`RemoteKnob`."""
+    """The driver for a knob with ``hosts``: one host → :class:`RemoteDriver`."""
     if len(model.hosts) == 1:
         return remote_part(model, model.hosts[0])
-    return MultiHostKnob(model)
+    return MultiHostDriver(model)

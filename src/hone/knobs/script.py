@@ -4,7 +4,7 @@
 With ``shell: true`` the command runs as ``sh -c TEXT hone-knob VALUE`` with ``value`` in
 the environment, so ``$value`` and ``$1`` expand to the value — never pasted into TEXT.
 ``$value`` references in shell text (``shell: true``, or the script of an argv such as
-``[sh, -c, …]``) are bound by quoting context (:mod:`hone.shell_text`): unquoted they become
+``[sh, -c, …]``) are bound by quoting context (:mod:`hone.core.shell_text`): unquoted they become
 ``"$value"`` (one word), and inside single quotes (A-Tune's ``sed 's/…/$value/'``) the
 quote is closed around ``"$value"``, so the script gets the value, as data.
 """
@@ -14,13 +14,13 @@ from __future__ import annotations
 import os
 import shlex
 
-from hone.errors import KnobError
+from hone.core.errors import KnobError
+from hone.core.process import run_process
+from hone.core.shell_text import bind_argv, check_value, rewrite
 from hone.knobs.base import KnobDriver
-from hone.run.process import run_process
-from hone.shell_text import bind_argv, check_value, rewrite
 
 
-class ScriptKnob(KnobDriver):
+class ScriptDriver(KnobDriver):
     kind = "script"
 
     def ident(self) -> str:

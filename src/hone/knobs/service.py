@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from hone.errors import KnobError
+from hone.core.errors import KnobError
+from hone.core.process import run_process
 from hone.knobs.base import KnobDriver
-from hone.run.process import run_process
 
 
 class ServiceRecord(BaseModel):
@@ -83,7 +83,7 @@ def stop_instance(instance: dict[str, Any], record: ServiceRecord, env: dict[str
         pass
 
 
-class ServiceKnob(KnobDriver):
+class ServiceDriver(KnobDriver):
     """The journal's driver for a service hone started (not a knob a spec can name)."""
 
     kind = "service"

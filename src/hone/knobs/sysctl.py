@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hone.errors import KnobError
+from hone.core.errors import KnobError
 from hone.knobs._sysfile import read_kernel_value, resolved_under, write_kernel_value
 from hone.knobs.base import KnobDriver
 from hone.spec.models import sysctl_name, sysctl_parts
@@ -16,7 +16,7 @@ from hone.spec.models import sysctl_name, sysctl_parts
 PROC_SYS = Path("/proc/sys")
 
 
-class SysctlKnob(KnobDriver):
+class SysctlDriver(KnobDriver):
     kind = "sysctl"
 
     @property

@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hone.errors import KnobError
+from hone.core.errors import KnobError
 from hone.knobs._sysfile import read_kernel_value, resolved_under, write_kernel_value
 from hone.knobs.base import KnobDriver
 
 SYS = Path("/sys")
 
 
-class SysfsKnob(KnobDriver):
+class SysfsDriver(KnobDriver):
     kind = "sysfs"
     #: False for the local view of a remote knob (hone.knobs.remote): a path on another host
     #: cannot be resolved against this machine, it is used as written (normalised; the spec

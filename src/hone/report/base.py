@@ -12,7 +12,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from hone.errors import HoneError
+from hone.core.errors import HoneError
+from hone.experiment.compare import metric_value
 
 
 def load_result(path: str | Path) -> dict[str, Any]:
@@ -100,8 +101,9 @@ def p_text(p: float) -> str:
 
 
 def sweep_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Seed 002's table: one line per sweep value and non-reference variant, with both
-    means (raw units), the speed-up (reference/variant, goal-aware) and the comparison."""
+    """The glibc concurrency sweep table (docs/seed-formats.md): one line per sweep value and
+    non-reference variant, with both means (raw units), the speed-up (reference/variant,
+    goal-aware) and the comparison."""
     ref = data["reference"]
     out = []
     for row in data["rows"]:
@@ -170,8 +172,6 @@ def ok_runs(data: dict[str, Any], row: dict[str, Any], name: str) -> list[tuple[
     """A variant's successful runs of one row with their value of the compared metric
     (the runs its summary was computed from)."""
     # Imported here, as in markdown.py: the compare module brings the runners with it.
-    from hone.experiment.compare import metric_value
-
     runs = next((v["runs"] for v in row["variants"] if v["name"] == name), [])
     pairs = [(r, metric_value(r, data["metric"])) for r in runs]
     return [(r, x) for r, x in pairs if math.isfinite(x)]

@@ -2,8 +2,8 @@
 
 Plots are Optuna's own plotly visualizations (history, parallel coordinates, importances,
 slices, Pareto front); hone adds the baseline-vs-winner confirmation table with its CI and
-the per-trial table. Input: a study (storage URL + name) or a ``hone-tune/1`` result file,
-which names its study.
+the per-trial table. Input: a study (storage URL + name) or a ``hone-tune`` result file (any
+version ``hone report`` reads, shown in today's words), which names its study.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ import plotly.graph_objects as go
 from optuna.trial import TrialState
 from sqlalchemy.exc import SQLAlchemyError
 
-from hone.errors import HoneError
-from hone.paths import default_storage_url
+from hone.core.errors import HoneError
+from hone.core.paths import default_storage_url
+from hone.report import formats
+from hone.tune.storage import require_driver
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1300px}
@@ -32,7 +34,7 @@ th{background:#f4f4f4} td.l,th.l{text-align:left} .fail{color:#a00} .win{backgro
 
 
 def resolve_study(target: str, storage: str | None = None) -> tuple[optuna.Study | None, dict[str, Any] | None]:
-    """``target`` is a ``hone-tune/1`` result file or a study name in ``storage`` (default:
+    """``target`` is a ``hone-tune`` result file or a study name in ``storage`` (default:
     the state directory's store). Returns the study and the result document (if any); the
     study is None when a result file names one that is not there (another machine's store)."""
     path = Path(target)
@@ -43,14 +45,16 @@ def resolve_study(target: str, storage: str | None = None) -> tuple[optuna.Study
             raise HoneError(f"{target}: not a hone result file ({exc})") from None
         if not isinstance(doc, dict) or not str(doc.get("format", "")).startswith("hone-tune/"):
             got = doc.get("format") if isinstance(doc, dict) else None
-            raise HoneError(f"{target}: --html needs a tuning result (hone-tune/1), got {got!r}")
-        return _stored_study(doc["storage"], doc["study"]), doc
+            raise HoneError(f"{target}: --html needs a tuning result ({formats.supported('tune')}), got {got!r}")
+        formats.validate(doc, target)
+        return _stored_study(doc["storage"], doc["study"]), formats.in_todays_words(doc)
     storage, name = storage or default_storage_url(), target
+    require_driver(storage)
     try:
         study = optuna.load_study(study_name=name, storage=storage)
     except KeyError:
         raise HoneError(f"no study {name!r} in {storage}", hint="hone tune prints the study name and storage") from None
-    return study, study.user_attrs.get("hone_result")
+    return study, formats.in_todays_words(study.user_attrs.get("hone_result"))
 
 
 def _stored_study(storage: str, name: str) -> optuna.Study | None:
@@ -58,6 +62,7 @@ def _stored_study(storage: str, name: str) -> optuna.Study | None:
     SQLite file is not created just to look)."""
     if storage.startswith("sqlite:///") and not Path(storage[len("sqlite:///"):]).is_file():
         return None
+    require_driver(storage)  # PostgreSQL without the fleet extra: say so, not "not here"
     try:
         return optuna.load_study(study_name=name, storage=storage)
     except (KeyError, ValueError, ImportError, SQLAlchemyError):

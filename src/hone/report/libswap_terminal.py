@@ -10,7 +10,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from hone.runtime.glibc import is_glibc_soname
+from hone.linking.glibc import is_glibc_soname
 
 
 def _inside(path: str, root: str) -> bool:

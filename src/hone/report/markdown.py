@@ -1,4 +1,5 @@
-"""Markdown export in the layout engineers publish (seed 000's AutoFDO table).
+"""Markdown export in the layout engineers publish (the AutoFDO before/after table,
+docs/seed-formats.md).
 
 Per sweep value: one line per run, then STDDEVP, Mean, STDDEVP/Mean, P95 and
 Opt/Default (the reference shows 100.00%; another variant shows how much lower its mean
@@ -11,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from hone.experiment.compare import metric_value
 from hone.report.base import (
     ci_label_rows,
     ci_text,
@@ -26,8 +28,6 @@ from hone.report.base import (
 
 
 def _value(run: dict[str, Any], metric: str) -> float:
-    from hone.experiment.compare import metric_value
-
     v = metric_value(run, metric)
     return math.nan if v is None else v
 

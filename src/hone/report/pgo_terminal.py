@@ -1,5 +1,5 @@
-"""Terminal view of a ``hone-pgo/1`` result (the seed-000 table per evaluate scenario, the
-profiles, the pick) and of a ``hone-pgo-manifest/1`` (how one variant was built)."""
+"""Terminal view of a ``hone-pgo/1`` result (the AutoFDO-style before/after table per evaluate
+scenario, the profiles, the pick) and of a ``hone-pgo-manifest/1`` (how one variant was built)."""
 
 from __future__ import annotations
 
@@ -43,6 +43,10 @@ def tables(result: dict[str, Any]) -> list[RenderableType]:
     out: list[RenderableType] = []
     for scn in (s["name"] for s in result["scenarios"]["evaluate"]):
         floor = result["noise_floor_pct"].get(scn, 0.0)
+        scn_rows = [r for r in result["variants"] if r["scenario"] == scn]
+        if any("metrics" in r for r in scn_rows):
+            out.append(_service_table(result, scn, scn_rows, floor))
+            continue
         table = Table(title=f"{result.get('name') or 'pgo'} — {scn}  (CPU time vs default, {result['rounds']} rounds;"
                             f" layout-noise floor ±{floor:.1f}%)")
         for col in ("variant", "CPU s (median)", "time", "95% CI", "instructions", "branch misp.", "cache misses",
@@ -61,8 +65,10 @@ def tables(result: dict[str, Any]) -> list[RenderableType]:
         out.append(Text(f"profile {kind}: {parts}; merged sha256 {prof['sha256'][:12]}"))
     best = result["best"]
     if best.get("variant"):
+        figures = (f"{best['metric']} {_pct(best.get('metric_ratio_geomean'))}, server CPU time"
+                   if best.get("metric") else "time")
         out.append(Text.assemble((f"best: {best['variant']}", "bold"),
-                                 f" (time {_pct(best['time_ratio_geomean'])}, instructions "
+                                 f" ({figures} {_pct(best['time_ratio_geomean'])}, instructions "
                                  f"{_pct(best['instructions_ratio_geomean'])} geometric mean) — {best['reason']}"))
     else:
         out.append(Text(f"best: none — {best['reason']}"))
@@ -71,6 +77,28 @@ def tables(result: dict[str, Any]) -> list[RenderableType]:
         out.append(Text(f"fewest instructions: {fi['variant']} ({_pct(fi['instructions_ratio_geomean'])})"))
     out.append(Text(f"binaries and manifests: {result['workdir']}/variants/", style="dim"))
     return out
+
+
+def _service_table(result: dict[str, Any], scn: str, rows: list[dict[str, Any]], floor: float) -> Table:
+    """A server's evaluate scenario: each metric's median and change vs default (its CI), the
+    server's CPU time; the verdict is the first metric's."""
+    names = list(rows[0]["metrics"]) if rows else []
+    table = Table(title=f"{result.get('name') or 'pgo'} — {scn}  (as the service, {result['rounds']} rounds;"
+                        f" verdict on {rows[0].get('metric') if rows else '?'}, layout-noise floor ±{floor:.1f}%)")
+    for col in ("variant", *names, "server CPU s", "CPU", "verdict"):
+        table.add_column(col, justify="left" if col in ("variant", "verdict") else "right")
+    for r in rows:
+        cells = []
+        for name in names:
+            m = r["metrics"].get(name, {})
+            med = m.get("median")
+            ci = m.get("ci_pct")
+            span = f" [{ci[0]:+.1f}, {ci[1]:+.1f}]" if ci and None not in ci else ""
+            cells.append(("–" if med is None else f"{med:.4g}") + f" {_pct(m.get('ratio'))}{span}")
+        med = r.get("cpu_s_median")
+        table.add_row(r["variant"], *cells, "–" if med is None else f"{med:.3f}", _pct(r.get("time_ratio")),
+                      r["verdict"])
+    return table
 
 
 def render(result: dict[str, Any]) -> Group:
@@ -95,6 +123,8 @@ def render_manifest(doc: dict[str, Any]) -> Group:
         out_problems = st.get("profile_problems") or []
         for p in out_problems:
             stages.add_row("", "", f"profile problem: {p}", "")
+        if st.get("verification"):
+            stages.add_row("", "", f"check: {st['verification']}", "")
     out.append(stages)
     for prof in doc["profiles"]:
         parts = ", ".join(f"{s['scenario']} (weight {s['weight']:g}, {s['total_count']:,} counts)"

@@ -10,7 +10,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from hone.metrics import BUILTIN
+from hone.core.metrics import BUILTIN
 
 
 def _num(value: float | None, digits: int = 4) -> str:

@@ -15,8 +15,8 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from hone.experiment.gate import VERDICTS, gate_failures
 from hone.report.base import ci_label, ci_text, display_scale, num, p_text, pct, row_label, write_text
+from hone.report.gate import VERDICTS, gate_failures
 from hone.report.markdown import rounds_text, verdict_table
 
 

@@ -67,7 +67,8 @@ def render_row(data: dict[str, Any], row: dict[str, Any]) -> Table:
 
 
 def render_sweep(data: dict[str, Any]) -> Table:
-    """Seed 002's table: one line per sweep value (and variant), speed-up and verdict."""
+    """The glibc concurrency sweep table (docs/seed-formats.md): one line per sweep value (and
+    variant), speed-up and verdict."""
     means = [r[k] for r in sweep_rows(data) for k in ("ref_mean", "mean") if r[k] is not None]
     factor, unit = display_scale(data.get("unit") or "", means)
     table = Table(title=f"sweep over {data['sweep']['name']}: {data['metric']} ({unit})", title_justify="left")

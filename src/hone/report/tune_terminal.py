@@ -1,4 +1,5 @@
-"""Terminal view of a ``hone-tune/1`` result: baseline vs recommendation, candidates."""
+"""Terminal view of a ``hone-tune`` result (version 2, or 1 in today's words): baseline vs
+recommendation, candidates."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from hone.durations import format_duration
+from hone.core.durations import format_duration
 
 
 def _num(v: Any) -> str:
@@ -43,6 +44,8 @@ def render(data: dict[str, Any]) -> Group:
         lines += risk_lines(data)
     else:
         lines.append(Text("Recommendation: keep the current configuration"))
+        if data.get("keep_reason"):  # version 2 (and late version 1) documents
+            lines.append(Text(f"  {data['keep_reason']}"))
     lines += ablation_lines(data)
     lines.append(Text(f"trials: {data.get('trials')} ({data.get('failed_trials')} failed), seed {data.get('seed')}, "
                       f"sampler {data.get('sampler')}, storage {data.get('storage')}"))

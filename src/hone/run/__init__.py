@@ -1,6 +1,2 @@
-"""Starting benchmarks: processes with timeouts and CPU accounting, metric extraction,
-interleaved schedules."""
-
-from hone.run.process import ProcessResult, run_process
-
-__all__ = ["ProcessResult", "run_process"]
+"""Running a benchmark with knobs set: sessions, the journal of what was changed, services,
+metric extraction, interleaved schedules."""

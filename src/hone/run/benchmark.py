@@ -8,13 +8,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hone.errors import BenchmarkError, KnobError
-from hone.metrics import BUILTIN
+from hone.core.errors import BenchmarkError, KnobError
+from hone.core.metrics import BUILTIN
+from hone.core.process import ProcessResult, run_process
+from hone.core.shell_text import bind_argv
 from hone.run.configure import BenchContext
 from hone.run.instructions import InstructionsUnavailable, counted_command, instruction_counter
 from hone.run.metrics import extract
-from hone.run.process import ProcessResult, run_process
-from hone.shell_text import bind_argv
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import to_argv
 
@@ -66,7 +66,7 @@ def bind_command(argv: list[str], params: dict[str, str], what: str = "benchmark
 
     An argv element gets the value in place (one element stays one); the script of a shell
     ``-c`` (``shell: true``, or an argv like ``[sh, -c, …]``) reads it from an environment
-    variable instead, so the value is never parsed as shell code (:mod:`hone.shell_text`)."""
+    variable instead, so the value is never parsed as shell code (:mod:`hone.core.shell_text`)."""
     return bind_argv(argv, params, what=what)
 
 

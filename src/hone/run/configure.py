@@ -16,12 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hone.errors import HoneError, KnobError
-from hone.faults import crash_point
-from hone.journal import RESTART_PAUSES, Journal
+from hone.core.errors import HoneError, KnobError
+from hone.core.faults import crash_point
+from hone.core.restart import Restart, run_restart
 from hone.knobs import KnobDriver, driver_for
 from hone.knobs.base import same_text
-from hone.run.restart import Restart, run_restart
+from hone.run.journal import RESTART_PAUSES, Journal
 from hone.run.service import ServiceError, ServiceManager
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
@@ -70,7 +70,7 @@ class Configurator:
 
     Knobs already changed by an earlier ``hone apply`` are returned to the value they had
     when this session started, not to the machine's original (that is ``hone rollback``).
-    The caller holds the machine lock (:func:`hone.journal.machine_lock_if`) when the spec
+    The caller holds the machine lock (:func:`hone.run.journal.machine_lock_if`) when the spec
     has system knobs.
     """
 

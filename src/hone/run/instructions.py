@@ -1,6 +1,6 @@
 """Counting the instructions a command executes: perf when the PMU counts them, else valgrind.
 
-The built-in metric ``instructions`` (:mod:`hone.metrics`) is repeatable where time is not:
+The built-in metric ``instructions`` (:mod:`hone.core.metrics`) is repeatable where time is not:
 valgrind's counts of one program repeat exactly or within a few parts per million on this
 VM (a few instructions of the environment's size; thread scheduling), its CPU time moves by
 5–25%. Which counter is used is decided once per process (:func:`instruction_counter`) and
@@ -11,7 +11,7 @@ never mixed within one comparison:
 * else ``valgrind --tool=cachegrind --cache-sim=no --branch-sim=no`` (``I refs``, the
   command and every child it starts): 5–50× slower (measured here: gzip 6.5×, a tight loop
   14×, sort 27×; python3's start-up 150×), so such a run's times and RSS are valgrind's, not
-  the program's, and are never compared (:attr:`Counter.timed`).
+  the program's, and are never compared (:attr:`InstructionCounter.timed`).
 
 valgrind 3.19 cannot decode AVX-512 (``-march=native`` on this CPU): such a run dies with
 SIGILL and fails with a message that says so, instead of giving a count.
@@ -31,8 +31,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from hone.errors import CapabilityError
-from hone.run.process import ProcessResult, run_process
+from hone.core.errors import CapabilityError
+from hone.core.process import ProcessResult, run_process
 
 #: The perf event counted: instructions retired in user space (the kernel's share depends on
 #: the machine's state, not on the program's code).
@@ -52,7 +52,7 @@ class InstructionsUnavailable(CapabilityError):
 
 
 @dataclass(frozen=True)
-class Counter:
+class InstructionCounter:
     """How instructions are counted on this machine: ``name`` is ``perf`` or ``valgrind``,
     ``tool`` its path, ``why`` the reason it was chosen."""
 
@@ -135,13 +135,13 @@ def probe_perf(perf: str, event: str = PERF_EVENT) -> str:
 
 
 @functools.cache
-def instruction_counter() -> Counter:
+def instruction_counter() -> InstructionCounter:
     """The counter of this machine, probed once per process: perf when it counts
     ``instructions:u``, else valgrind. Raises InstructionsUnavailable when neither can."""
     perf = shutil.which("perf")
     answer = probe_perf(perf) if perf else "perf is not installed"
     if perf and answer == "ok":
-        return Counter("perf", perf, "hardware PMU")
+        return InstructionCounter("perf", perf, "hardware PMU")
     if perf is None:
         why = answer
     elif answer == "<not supported>":
@@ -152,13 +152,13 @@ def instruction_counter() -> Counter:
     if valgrind is None:
         raise InstructionsUnavailable(f"cannot count instructions: {why}, and valgrind is not installed",
                                       hint="apt-get install valgrind (scripts/setup.sh does)")
-    return Counter("valgrind", valgrind, why)
+    return InstructionCounter("valgrind", valgrind, why)
 
 
 _warned_slow = False
 
 
-def _warn_slow(counter: Counter) -> None:
+def _warn_slow(counter: InstructionCounter) -> None:
     """Say once per process that counting by valgrind is slow."""
     global _warned_slow
     if not _warned_slow:
@@ -175,7 +175,7 @@ def _warn_slow(counter: Counter) -> None:
 class CountedCommand:
     """A command wrapped in the counter: run ``argv`` (with ``timeout``), then :meth:`finish`."""
 
-    counter: Counter
+    counter: InstructionCounter
     command: list[str]
     argv: list[str]
     timeout: float
@@ -215,7 +215,8 @@ class CountedCommand:
 
 
 @contextmanager
-def counted_command(argv: list[str], timeout: float, counter: Counter | None = None) -> Iterator[CountedCommand]:
+def counted_command(argv: list[str], timeout: float,
+                    counter: InstructionCounter | None = None) -> Iterator[CountedCommand]:
     """``argv`` under the instruction counter (default :func:`instruction_counter`), with
     its output files in a private temporary directory that is removed afterwards."""
     counter = counter or instruction_counter()
@@ -234,6 +235,6 @@ def counted_command(argv: list[str], timeout: float, counter: Counter | None = N
         yield CountedCommand(counter, list(argv), [*prefix, *argv], limit, d)
 
 
-__all__ = ["PERF_EVENT", "SIGILL_HINT", "VALGRIND_SLOWDOWN", "VALGRIND_TIMEOUT_FACTOR", "CountedCommand", "Counter",
-           "InstructionsUnavailable", "cannot_decode", "counted_command", "instruction_counter", "parse_cachegrind",
-           "probe_perf", "sigill_message"]
+__all__ = ["PERF_EVENT", "SIGILL_HINT", "VALGRIND_SLOWDOWN", "VALGRIND_TIMEOUT_FACTOR", "CountedCommand",
+           "InstructionCounter", "InstructionsUnavailable", "cannot_decode", "counted_command", "instruction_counter",
+           "parse_cachegrind", "probe_perf", "sigill_message"]

@@ -5,7 +5,7 @@ An ``extract: {command: …}`` command receives the output (stdout, or stderr wi
 ``$HONE_OUTPUT_FILE``; and as ``$HONE_OUTPUT`` and ``$out`` in its environment when the
 output fits in one environment string (Linux: 128 KiB). In shell text (``shell: true`` or
 an argv ``[sh, -c, …]``) ``$out`` works for any size: A-Tune's ``'$out'`` spellings are bound
-to the variable by quoting context (:mod:`hone.shell_text`), and for larger output the
+to the variable by quoting context (:mod:`hone.core.shell_text`), and for larger output the
 script first reads ``out`` and ``HONE_OUTPUT`` from the file into unexported shell variables.
 """
 
@@ -17,11 +17,11 @@ import re
 import tempfile
 from typing import Any
 
-from hone.errors import BenchmarkError
+from hone.core.errors import BenchmarkError
+from hone.core.metrics import value as builtin_value
+from hone.core.process import ProcessResult, run_process
+from hone.core.shell_text import fits_environment, rewrite, shell_script_index
 from hone.knobs._config_formats import split_path
-from hone.metrics import value as builtin_value
-from hone.run.process import ProcessResult, run_process
-from hone.shell_text import fits_environment, rewrite, shell_script_index
 from hone.spec.models import Extract, Metric, to_argv
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan", re.IGNORECASE)

@@ -1,8 +1,8 @@
 """Interleaved rounds: every variant once per round, in a fresh seeded random order.
 
 Running all A then all B lets slow drifts of a shared machine (another build starting,
-thermal state, page cache) land on one variant only; FIELD-NOTES measured 21–56% false
-"differences" that way on wall time versus 0–3% interleaved. Randomizing the order within
+thermal state, page cache) land on one variant only: on a shared machine that gives false
+"differences" far more often than interleaving (docs/decisions/0001-interleaved-rounds.md). Randomizing the order within
 a round stops a fixed "B always runs right after A" from biasing B.
 """
 
@@ -13,8 +13,8 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from hone.errors import HoneError
-from hone.faults import crash_point
+from hone.core.errors import HoneError
+from hone.core.faults import crash_point
 from hone.run.benchmark import Measurement
 
 

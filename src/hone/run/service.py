@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hone.errors import HoneError, KnobError
+from hone.core.errors import HoneError, KnobError
+from hone.core.paths import state_dir
+from hone.core.process import finish_process, run_process, start_process
+from hone.core.restart import Restart, describe_probe, port_open, probe_once, run_restart
+from hone.core.shell_text import bind_argv
 from hone.knobs.remote import split_host, ssh_argv
-from hone.knobs.service import ServiceKnob, ServiceRecord, process_start, stop_instance
-from hone.paths import state_dir
-from hone.run.process import finish_process, run_process, start_process
-from hone.run.restart import Restart, describe_probe, port_open, probe_once, run_restart
-from hone.shell_text import bind_argv
+from hone.knobs.service import ServiceDriver, ServiceRecord, process_start, stop_instance
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import ReadyProbe, Service, to_argv
 
@@ -104,6 +104,8 @@ class ServiceManager:
     """The lifecycle of one spec's service for one hone session."""
 
     def __init__(self, loaded: LoadedSpec, journal: Any) -> None:
+        """``journal``: the session's journal (``hone rollback`` stops what it started after
+        ``kill -9``), or None where no session runs (``hone pgo`` stops it itself)."""
         service = loaded.spec.service
         assert service is not None
         self.loaded = loaded
@@ -114,12 +116,13 @@ class ServiceManager:
             name=self.name, signal=service.stop.signal,
             stop_command=to_argv(service.stop.command) if service.stop.command else None,
             stop_timeout=service.stop.timeout)
-        self.driver = ServiceKnob(self.record)
+        self.driver = ServiceDriver(self.record)
         self.log_dir = state_dir() / "services" / f"{self.name}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
         _prune(self.log_dir.parent)
         self.starts = 0
         self.restarts_done = 0
         self._running: _Instance | None = None
+        self._last_log: Path | None = None
 
     # -- what a configuration needs ----------------------------------------------
 
@@ -148,7 +151,7 @@ class ServiceManager:
             self.stop()
         self._start(params, env, key)
 
-    def death(self) -> str | None:
+    def death(self, during: str = "the trial") -> str | None:
         """Why the service hone started is no longer running (exit code and its log's tail),
         or None while it runs."""
         if not self.managed or self._running is None:
@@ -157,7 +160,7 @@ class ServiceManager:
         if code is None:
             return None
         how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
-        return f"service {self.name} {how} during the trial; log {self._running.log}: {log_tail(self._running.log)}"
+        return f"service {self.name} {how} during {during}; log {self._running.log}: {log_tail(self._running.log)}"
 
     def check(self) -> None:
         """Raise KnobError when the service hone started is no longer running: the run that
@@ -180,13 +183,17 @@ class ServiceManager:
                 f"service {self.name}: {address[0]}:{address[1]} is already in use before hone starts it (another "
                 "server, or one still shutting down): hone will not benchmark a process it did not start",
                 hint="stop that server first, or give the service another port")
+        build = self.loaded.spec.build
+        if build is not None and "binary" not in params:  # {binary} outside hone pgo: the project's build
+            params = {**params, "binary": str((self.loaded.base_dir / build.dir / build.binary).resolve())}
         argv, bound = bind_argv(to_argv(self.spec.start, self.spec.shell), params, what="service.start")
         child_env = {**os.environ, **self.spec.env, **env, **bound}
         cwd = self.loaded.base_dir / self.spec.cwd if self.spec.cwd else self.loaded.base_dir
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.starts += 1
         log = self.log_dir / f"{self.name}-{self.starts}.log"
-        self.journal.ensure_original(self.driver)  # "stopped": rollback stops what hone starts
+        if self.journal is not None:
+            self.journal.ensure_original(self.driver)  # "stopped": rollback stops what hone starts
         with log.open("ab") as out:
             start = out.tell()
             try:
@@ -195,7 +202,8 @@ class ServiceManager:
             except (OSError, ValueError) as exc:  # no such program, no such user
                 raise ServiceError(f"service {self.name}: cannot start {argv[0]}: {exc}") from None
         info = {"pid": proc.pid, "start": process_start(proc.pid) or 0, "pgid": proc.pid, "log": str(log)}
-        self.journal.note_set(self.driver, json.dumps(info))
+        if self.journal is not None:
+            self.journal.note_set(self.driver, json.dumps(info))
         self.driver.instance = info
         self._running = _Instance(proc, key, log, start, info)
         try:
@@ -238,13 +246,41 @@ class ServiceManager:
             if not warm.seconds or time.monotonic() >= deadline:
                 return
 
-    def stop(self) -> None:
+    @property
+    def log(self) -> Path | None:
+        """The log of the running (or last stopped) instance's start."""
+        return self._running.log if self._running is not None else self._last_log
+
+    @property
+    def pid(self) -> int | None:
+        """The process id of the running instance hone started (None when none runs)."""
+        return self._running.proc.pid if self.running and self._running is not None else None
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time (user + system, all its threads and the children it waited for) the
+        running instance has used so far, from /proc/PID/stat; None when none runs."""
+        pid = self.pid
+        if pid is None:
+            return None
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            return None
+        fields = stat[stat.rfind(b")") + 2:].split()
+        ticks = sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+        return ticks / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> int | None:
         """Stop the instance hone started (signal or command, SIGKILL after the timeout),
-        reap it, and wait until its port is free again."""
+        reap it, and wait until its port is free again. Returns its exit status as
+        :class:`subprocess.Popen` gives it (negative: the signal that ended it), None when
+        nothing ran."""
         inst = self._running
         if inst is None:
-            return
+            return None
         self._running = None
+        self._last_log = inst.log
         stop_instance(inst.info, self.record)
         try:
             inst.proc.wait(timeout=self.record.stop_timeout + 5)
@@ -255,6 +291,7 @@ class ServiceManager:
         deadline = time.monotonic() + self.record.stop_timeout
         while address is not None and port_open(*address, timeout=0.2) and time.monotonic() < deadline:
             time.sleep(0.1)
+        return inst.proc.returncode
 
     def close(self) -> None:
         """End of the session: stop what hone started."""

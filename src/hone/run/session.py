@@ -6,13 +6,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hone.errors import BenchmarkError, HoneError
-from hone.fingerprint import fingerprint
-from hone.journal import machine_lock_if
-from hone.metrics import figures
+from hone.core.errors import BenchmarkError, HoneError
+from hone.core.fingerprint import fingerprint
+from hone.core.metrics import figures
 from hone.run.benchmark import Measurement, run_once
 from hone.run.configure import Configurator, changes_machine
 from hone.run.instructions import instruction_counter
+from hone.run.journal import machine_lock_if
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 from hone.stats.summary import Summary, summarize

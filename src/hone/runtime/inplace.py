@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hone.errors import HoneError
-from hone.journal import Journal, StateLock
+from hone.core.errors import HoneError
 from hone.knobs import driver_for
-from hone.runtime.elf import read_elf
-from hone.runtime.glibc import GlibcInstall
-from hone.runtime.patch import (
+from hone.linking.elf import read_elf
+from hone.linking.glibc import GlibcInstall
+from hone.linking.patch import (
     PatchOps,
     VariantReport,
     check_inputs,
@@ -25,11 +24,12 @@ from hone.runtime.patch import (
     run_smoke,
     verify_glibc_resolution,
 )
-from hone.spec.models import BinaryKnob
+from hone.run.journal import Journal, StateLock
+from hone.spec.models import BinaryKnobSpec
 
 
 def _binary_driver(path: Path):  # type: ignore[no-untyped-def]
-    return driver_for(BinaryKnob(name=f"libswap:{path}", kind="binary", path=str(path)))
+    return driver_for(BinaryKnobSpec(name=f"libswap:{path}", kind="binary", path=str(path)))
 
 
 def patch_glibc_in_place(binary: Path, libs: list[Path], glibc: GlibcInstall,

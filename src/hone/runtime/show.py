@@ -12,11 +12,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hone.errors import HoneError
-from hone.runtime.allocators import allocator_of_files, allocator_of_symbols
-from hone.runtime.elf import read_elf
-from hone.runtime.glibc import glibc_version_of, is_glibc_soname
-from hone.runtime.loader import loader_list
+from hone.core.errors import HoneError
+from hone.linking.allocators import allocator_of_files, allocator_of_symbols
+from hone.linking.elf import read_elf
+from hone.linking.glibc import glibc_version_of, is_glibc_soname
+from hone.linking.loader import loader_list
 
 _SYSTEM_LIB_DIRS = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
 # The ``hone libswap show --json`` document (docs/formats.md).

@@ -1,6 +1,7 @@
 """The spec: pydantic models and loaders (hone YAML; A-Tune YAML lives in ``atune``)."""
 
-from hone.spec.loader import LoadedSpec, format_loc, load_spec
+from hone.spec._yaml import format_loc
+from hone.spec.loader import LoadedSpec, load_spec
 from hone.spec.models import (
     BUILTIN_METRICS,
     Benchmark,

@@ -11,9 +11,20 @@ from typing import Any
 
 import yaml
 
-from hone.errors import SpecError
+from hone.core.errors import SpecError
 
 Loc = tuple[str | int, ...]
+
+
+def format_loc(loc: Loc) -> str:
+    """``("knobs", 2, "range")`` → ``knobs[2].range``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
 
 
 class LocatedYaml:
@@ -62,8 +73,6 @@ def _build(node: yaml.Node, loc: Loc, lines: dict[Loc, int], name: str) -> Any:
             line = key_node.start_mark.line + 1
             if key in out:
                 # PyYAML keeps the last value silently: a second `metrics:` would drop the first
-                from hone.spec.loader import format_loc
-
                 raise SpecError(f"{name}:{line}: {format_loc(child)}: duplicate key (first at line {lines[child]})")
             lines[child] = line
             out[key] = _build(value_node, child, lines, name)

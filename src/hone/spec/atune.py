@@ -13,7 +13,7 @@ Where A-Tune's own semantics are broken hone does the right thing, on purpose:
   (``echo '$out' | …``) — output containing a quote breaks the command or runs code.
   hone runs ``get`` under ``sh -c`` with the output in the variable ``out`` (and on stdin);
   every ``$out`` / ``${out}`` is bound to that variable by its quoting context
-  (:mod:`hone.shell_text`): ``'$out'`` becomes ``"$out"``, a reference inside a longer
+  (:mod:`hone.core.shell_text`): ``'$out'`` becomes ``"$out"``, a reference inside a longer
   single-quoted string closes the quote around ``"$out"``. The data is never parsed as code.
 * ``set`` commands get the value the same way from the variable ``value``: ``$value`` →
   ``"$value"`` (one argument), and ``sed -i 's/x .*/x  $value/g' f`` (A-Tune's redis
@@ -39,9 +39,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from hone.errors import SpecError
-from hone.shell_text import ShellTextError, rewrite
-from hone.spec._yaml import Loc, LocatedYaml, load_located
+from hone.core.errors import SpecError
+from hone.core.shell_text import ShellTextError, rewrite
+from hone.spec._yaml import Loc, LocatedYaml, format_loc, load_located
 from hone.spec.loader import LoadedSpec, spec_error_from_validation
 from hone.spec.models import Spec, _show, check_name
 
@@ -77,8 +77,6 @@ def _quoted(src: LocatedYaml, loc: Loc, text: str, var: str) -> str:
 
 
 def _err(src: LocatedYaml, loc: Loc, message: str) -> SpecError:
-    from hone.spec.loader import format_loc
-
     return SpecError(f"{src.path}:{src.line_of(loc)}: {format_loc(loc)}: {message}")
 
 
@@ -232,7 +230,7 @@ def translate(client: LocatedYaml, server: LocatedYaml) -> dict[str, Any]:
     }
 
 
-def load_atune(client_path: str | Path, server_path: str | Path, *, check_knobs: bool = True) -> LoadedSpec:
+def load_atune(client_path: str | Path, server_path: str | Path) -> LoadedSpec:
     """Read an A-Tune client + server YAML pair into a validated hone spec. Errors point at
     ``FILE:LINE`` of the A-Tune file at fault. Nothing on the system is changed."""
     client = load_located(client_path)
@@ -243,12 +241,7 @@ def load_atune(client_path: str | Path, server_path: str | Path, *, check_knobs:
     except ValidationError as exc:
         err = spec_error_from_validation(exc, server)
         raise SpecError(f"{err.message} (translated from the A-Tune pair)") from None
-    loaded = LoadedSpec(spec=spec, path=Path(client_path), source=client)
-    if check_knobs:
-        from hone.knobs import check_all
-
-        check_all(loaded)
-    return loaded
+    return LoadedSpec(spec=spec, path=Path(client_path), source=client)
 
 
 def to_atune(spec: Spec) -> tuple[dict[str, Any], dict[str, Any]]:

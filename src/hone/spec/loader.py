@@ -13,8 +13,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from hone.errors import SpecError
-from hone.spec._yaml import Loc, LocatedYaml, load_located
+from hone.core.errors import SpecError
+from hone.spec import models
+from hone.spec._yaml import Loc, LocatedYaml, format_loc, load_located
 from hone.spec.models import KNOB_KINDS, Spec, _show
 
 _TYPE_WORDS = {
@@ -47,17 +48,6 @@ class LoadedSpec:
     def error(self, loc: Loc, message: str) -> SpecError:
         """A :class:`SpecError` pointing at ``loc`` of this spec file."""
         return SpecError(f"{self.path}:{self.line_of(loc)}: {format_loc(loc)}: {message}")
-
-
-def format_loc(loc: Loc) -> str:
-    """``("knobs", 2, "range")`` → ``knobs[2].range``."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out or "(top level)"
 
 
 def _clean_loc(loc: tuple[Any, ...]) -> Loc:
@@ -109,8 +99,6 @@ def _unknown_key_hint(source: LocatedYaml, loc: Loc, model_fields: list[str]) ->
 
 def _fields_at(spec_data: Any, loc: Loc) -> list[str]:
     """The keys allowed in the mapping that holds ``loc`` (for unknown-key messages)."""
-    from hone.spec import models
-
     parent = loc[:-1]
     if not parent:
         return list(models.Spec.model_fields)
@@ -126,14 +114,7 @@ def _fields_at(spec_data: Any, loc: Loc) -> list[str]:
             kind = spec_data["knobs"][parent[1]]["kind"]
         except (KeyError, IndexError, TypeError):
             return []
-        cls = {
-            "param": models.ParamKnob,
-            "env": models.EnvKnob,
-            "sysctl": models.SysctlKnob,
-            "sysfs": models.SysfsKnob,
-            "file": models.FileKnob,
-            "script": models.ScriptKnob,
-        }.get(kind)
+        cls = models.KNOB_SPECS.get(kind) if isinstance(kind, str) else None
         return list(cls.model_fields) if cls else []
     return []
 
@@ -168,9 +149,9 @@ def validate_data(data: Any, source: LocatedYaml) -> Spec:
         raise spec_error_from_validation(exc, source) from None
 
 
-def load_spec(path: str | Path, *, check_knobs: bool = True) -> LoadedSpec:
-    """Read, validate and (with ``check_knobs``) check that every system knob exists and
-    is readable on this machine. Nothing on the system is changed."""
+def load_spec(path: str | Path) -> LoadedSpec:
+    """Read and validate a spec; nothing on the system is read or changed. Whether its knobs
+    exist here is :func:`hone.knobs.check_spec`'s question (the verbs ask it)."""
     path = Path(path)
     if path.is_dir():
         raise SpecError(f"{path}: cannot read: is a directory", hint="give the spec file, e.g. hone.yaml")
@@ -186,13 +167,7 @@ def load_spec(path: str | Path, *, check_knobs: bool = True) -> LoadedSpec:
     if spec.name is None:
         spec.name = path.stem if path.stem not in ("hone", "spec") else path.parent.resolve().name
     anchor_paths(spec, path.parent)
-    loaded = LoadedSpec(spec=spec, path=path, source=source)
-    if check_knobs:
-        from hone.knobs import check_all
-
-        check_cwd(loaded)
-        check_all(loaded)
-    return loaded
+    return LoadedSpec(spec=spec, path=path, source=source)
 
 
 def check_cwd(loaded: LoadedSpec) -> None:

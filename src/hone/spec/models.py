@@ -7,6 +7,7 @@ into ``FILE:LINE: path: expected …, got …``.
 
 from __future__ import annotations
 
+import contextvars
 import math
 import re
 import shlex
@@ -14,15 +15,28 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from hone.metrics import BUILTIN
-from hone.shell_text import ShellTextError, rewrite, shell_script_index
+from hone.core.durations import parse_duration
+from hone.core.metrics import BUILTIN
+from hone.core.shell_text import ShellTextError, rewrite, shell_script_index
 
 Scalar = bool | int | float | str
-#: name: (goal, unit) of the metrics every run has (the one table: hone.metrics.BUILTIN)
+#: name: (goal, unit) of the metrics every run has (the one table: hone.core.metrics.BUILTIN)
 BUILTIN_METRICS: dict[str, tuple[str, str]] = {m.name: (m.goal, m.unit) for m in BUILTIN.values()}
 _HOST = re.compile(r"(?:[A-Za-z0-9._-]+@)?(?:[A-Za-z0-9][A-Za-z0-9._-]*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
 _SSH_OPTION = re.compile(r"[A-Za-z][A-Za-z0-9]*=[^\s]+")
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
+# True while a spec whose service.start names {binary} is validated: its build scenarios are
+# then load generators against the service, not commands that run the program.
+_SCENARIOS_ARE_LOAD: contextvars.ContextVar[bool] = contextvars.ContextVar("_scenarios_are_load", default=False)
+
+
+def _start_names_binary(data: Any) -> bool:
+    """Whether raw spec data has a build: section and a service.start naming ``{binary}``."""
+    if not isinstance(data, dict) or data.get("build") is None or not isinstance(data.get("service"), dict):
+        return False
+    start = data["service"].get("start")
+    words = [start] if isinstance(start, str) else start if isinstance(start, list) else []
+    return any("{binary}" in str(w) for w in words)
 #: The longest timeout a spec may give, in seconds (one week): larger numbers overflow the
 #: deadline arithmetic of the process runner and never mean what they say.
 MAX_TIMEOUT_S = 7 * 24 * 3600.0
@@ -180,7 +194,7 @@ _CONSTRAINT = re.compile(r"^\s*(<=|>=|<|>|==)\s*(-?[0-9.eE+-]+)\s*$")
 
 class Metric(StrictModel):
     """A figure of merit. Built-in names (cpu_time, wall_time, user_time, sys_time,
-    max_rss, instructions: :mod:`hone.metrics`) need no ``extract``."""
+    max_rss, instructions: :mod:`hone.core.metrics`) need no ``extract``."""
 
     name: str = Field(min_length=1)
     extract: Extract | None = None
@@ -423,14 +437,14 @@ class KnobBase(StrictModel):
         return ["false", "true"]
 
 
-class ParamKnob(KnobBase):
+class ParamKnobSpec(KnobBase):
     """Filled into the benchmark argv where ``{name}`` appears."""
 
     kind: Literal["param"]
     default: Scalar | None = None
 
 
-class EnvKnob(KnobBase):
+class EnvKnobSpec(KnobBase):
     """Set in the benchmark's environment as ``var`` (default: the knob name); with
     ``scope: service`` in the service's instead (a change restarts it)."""
 
@@ -465,7 +479,7 @@ def sysctl_name(key: str) -> str:
     return ".".join(p.replace(".", "/") for p in sysctl_parts(key))
 
 
-class SysctlKnob(KnobBase):
+class SysctlKnobSpec(KnobBase):
     """A kernel parameter under /proc/sys; ``key`` defaults to the knob name."""
 
     kind: Literal["sysctl"]
@@ -479,7 +493,7 @@ class SysctlKnob(KnobBase):
         return value
 
     @model_validator(mode="after")
-    def _name_as_key(self) -> SysctlKnob:
+    def _name_as_key(self) -> SysctlKnobSpec:
         if self.key is None:
             sysctl_parts(self.name)
         return self
@@ -488,7 +502,7 @@ class SysctlKnob(KnobBase):
         return ["0", "1"]
 
 
-class SysfsKnob(KnobBase):
+class SysfsKnobSpec(KnobBase):
     """Any sysfs attribute; ``[bracketed]`` choices (THP, I/O scheduler) are understood.
 
     The path must be absolute and under /sys. Locally it is resolved (symlinks, ``..``) and
@@ -512,7 +526,7 @@ class SysfsKnob(KnobBase):
         return ["0", "1"]
 
 
-class FileKnob(KnobBase):
+class FileKnobSpec(KnobBase):
     """One key of a config file; the rest of the file stays byte-identical."""
 
     kind: Literal["file"]
@@ -531,7 +545,7 @@ class FileKnob(KnobBase):
         return value if value == "service" else _check_command(value)
 
 
-class ScriptKnob(KnobBase):
+class ScriptKnobSpec(KnobBase):
     """User get/set commands (A-Tune style). ``$value`` in ``set`` becomes one argv
     element; with ``shell: true`` the value reaches the script as ``$1`` and ``$value``
     in its environment, never pasted into the shell text."""
@@ -551,7 +565,7 @@ class ScriptKnob(KnobBase):
     _cmd = field_validator("get", "set", mode="before")(_check_command)
 
     @model_validator(mode="after")
-    def _value_in_shell_text(self) -> ScriptKnob:
+    def _value_in_shell_text(self) -> ScriptKnobSpec:
         # A $value the shell text cannot substitute (inside <<'EOF' or $'…') fails at load, not at a write.
         if self.shell:
             text: str | None = self.set if isinstance(self.set, str) else " ".join(self.set)
@@ -567,11 +581,11 @@ class ScriptKnob(KnobBase):
         return self
 
 
-#: Allocator names a ``library`` knob understands (hone.runtime.allocators.ALLOCATOR_NAMES).
+#: Allocator names a ``library`` knob understands (hone.linking.allocators.ALLOCATOR_NAMES).
 LIBRARY_NAMES = ("glibc", "jemalloc", "tcmalloc", "mimalloc")
 
 
-class LibraryKnob(KnobBase):
+class LibraryKnobSpec(KnobBase):
     """A shared library preloaded into the benchmark only (``LD_PRELOAD``, never hone's
     own environment). Values are allocator names (``glibc`` = no preload, ``jemalloc``,
     ``tcmalloc``, ``mimalloc``) or paths of ``.so`` files; ``paths`` maps other value
@@ -583,7 +597,7 @@ class LibraryKnob(KnobBase):
     scope: Literal["benchmark", "service"] = "benchmark"  # service: preloaded into the server
 
     @model_validator(mode="after")
-    def _known_libraries(self) -> LibraryKnob:
+    def _known_libraries(self) -> LibraryKnobSpec:
         for v in [*(self.values or []), *([] if self.default is None else [self.default])]:
             if str(v) not in self.paths and str(v) not in LIBRARY_NAMES and "/" not in str(v):
                 raise ValueError(f"expected {', '.join(LIBRARY_NAMES)}, a key of paths, or a path to a .so,"
@@ -591,7 +605,7 @@ class LibraryKnob(KnobBase):
         return self
 
 
-class BinaryKnob(KnobBase):
+class BinaryKnobSpec(KnobBase):
     """An ELF file patched in place by ``hone libswap --in-place`` (patchelf). Its
     original bytes are backed up (sha256-named, in ``backup_dir``) before the change so
     ``hone rollback`` restores them exactly. Values are patch descriptions (JSON)."""
@@ -601,11 +615,24 @@ class BinaryKnob(KnobBase):
     backup_dir: str | None = None
 
 
-Knob = Annotated[
-    ParamKnob | EnvKnob | SysctlKnob | SysfsKnob | FileKnob | ScriptKnob | LibraryKnob | BinaryKnob,
+KnobSpec = Annotated[
+    ParamKnobSpec | EnvKnobSpec | SysctlKnobSpec | SysfsKnobSpec | FileKnobSpec | ScriptKnobSpec
+    | LibraryKnobSpec | BinaryKnobSpec,
     Field(discriminator="kind"),
 ]
-KNOB_KINDS = ("param", "env", "sysctl", "sysfs", "file", "script", "library", "binary")
+#: Every knob model by its ``kind`` (the members of :data:`KnobSpec`); the drivers are
+#: :data:`hone.knobs.DRIVERS`, under the same keys.
+KNOB_SPECS: dict[str, type[KnobBase]] = {
+    "param": ParamKnobSpec,
+    "env": EnvKnobSpec,
+    "sysctl": SysctlKnobSpec,
+    "sysfs": SysfsKnobSpec,
+    "file": FileKnobSpec,
+    "script": ScriptKnobSpec,
+    "library": LibraryKnobSpec,
+    "binary": BinaryKnobSpec,
+}
+KNOB_KINDS = tuple(KNOB_SPECS)
 
 
 # ---------------------------------------------------------------- service
@@ -789,8 +816,6 @@ class Tune(StrictModel):
     @field_validator("max_time", mode="before")
     @classmethod
     def _max_time(cls, value: Any) -> float | None:
-        from hone.durations import parse_duration
-
         return None if value is None else parse_duration(value)
 
 
@@ -807,14 +832,16 @@ class BuildScenario(StrictModel):
     cwd: str | None = None
 
 
-class Build(StrictModel):
+class BuildSpec(StrictModel):
     """How ``hone pgo`` builds the program and which variants it tries.
 
     ``system``: make, cmake, cargo or command (``command`` is then the build argv).
     Flags reach the build as CC/CFLAGS/CXXFLAGS/LDFLAGS/RUSTFLAGS in the environment and
     as ``{cc}`` ``{cflags}`` ``{ldflags}`` ``{ar}`` ``{ranlib}`` ``{rustflags}`` ``{jobs}``
     placeholders in ``command``. ``binary`` is relative to ``dir``. Without ``evaluate``
-    the spec's benchmark command is the evaluate scenario. Times in seconds.
+    the spec's benchmark command is the evaluate scenario. Times in seconds. With a
+    ``service:`` whose ``start`` names the program as ``{binary}``, the scenarios are the load
+    run against each variant started as the service (they need no ``{binary}``).
     """
 
     system: Literal["make", "cmake", "cargo", "command"] = "make"
@@ -840,7 +867,9 @@ class Build(StrictModel):
     _cmd = field_validator("command", mode="before")(_check_command)
 
     @model_validator(mode="after")
-    def _binary_placeholder(self) -> Build:
+    def _binary_placeholder(self) -> BuildSpec:
+        if _SCENARIOS_ARE_LOAD.get():
+            return self  # the service runs {binary}; scenarios are its load
         for i, scn in enumerate([*self.train, *self.evaluate]):
             if "{binary}" not in scn.command:
                 raise ValueError(f"expected every scenario to name the program as {{binary}}, got {scn.command!r}"
@@ -858,9 +887,9 @@ class Spec(StrictModel):
     description: str | None = None
     benchmark: Benchmark
     metrics: list[Metric] = Field(default_factory=lambda: [Metric(name="cpu_time")])
-    knobs: list[Knob] = Field(default_factory=list)
+    knobs: list[KnobSpec] = Field(default_factory=list)
     tune: Tune = Field(default_factory=Tune)
-    build: Build | None = None
+    build: BuildSpec | None = None
     service: Service | None = None
 
     @field_validator("name")
@@ -890,6 +919,15 @@ class Spec(StrictModel):
             seen.add(k.name)
         return value
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _service_build(cls, data: Any, handler: Any) -> Spec:
+        token = _SCENARIOS_ARE_LOAD.set(_start_names_binary(data))
+        try:
+            return handler(data)  # type: ignore[no-any-return]
+        finally:
+            _SCENARIOS_ARE_LOAD.reset(token)
+
     @model_validator(mode="after")
     def _service_knobs(self) -> Spec:
         for k in self.knobs:
@@ -901,6 +939,8 @@ class Spec(StrictModel):
                 raise ValueError(f"knobs: {k.name} has scope: service, which needs a service hone starts (start:)")
         if self.service is not None and self.service.start is not None:
             params = {k.name for k in self.knobs if k.kind == "param"}
+            if self.build is not None:
+                params.add("binary")  # hone pgo: each variant's program; else build.dir/build.binary
             for arg in to_argv(self.service.start, self.service.shell):
                 for name in PLACEHOLDER.findall(arg):
                     if name not in params:

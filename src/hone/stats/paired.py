@@ -3,7 +3,7 @@
 Rounds are paired by index: ``reference[i]`` and ``candidate[i]`` were measured in the
 same interleaved round, so slow drifts of the machine cancel in their ratio.
 
-Verdict rule (DESIGN.md "Statistics we stand on"):
+Verdict rule (docs/statistics.md):
 
 * ``faster`` / ``slower``: the CI of the mean log ratio excludes 0, the Wilcoxon p-value
   is below ``alpha`` and the effect is at least ``threshold`` (fraction, 0.01 = 1%).
@@ -75,9 +75,8 @@ TRIM = 0.2
 HEAVY_TAIL = 1.25
 # 1.4826·median|x| is the normal-consistent scale of |x| (MAD about 0).
 _MAD_NORMAL = 1.4826
-# Width of the Welsch ψ as a share of the rounds' spread. Measured on this VM's CPU-time
-# pools (benchmarks/stats-pools): 0.5 finds the core of cleanly paired rounds; 0.5–0.6 and a
-# fixed 2.5% gave the same power within the noise of the measurement, 1× lost 5–25 points.
+# Width of the Welsch ψ as a share of the rounds' spread: 0.5 finds the core of cleanly
+# paired rounds; a wider kernel lets straddling rounds back in (docs/decisions/0002-welsch-estimator.md).
 WELSCH_WIDTH = 0.5
 # Random sign patterns for the randomization test above EXACT_FLIP_MAX_N rounds. The
 # Monte-Carlo p-value (1 + hits)/(draws + 1) is itself a valid p-value at any draw count.
@@ -549,7 +548,8 @@ def rounds_to_settle(n: int, centre: float, lo: float, hi: float, thr_log: float
 
 
 def opt_over_default_pct(default_mean: float, optimized_mean: float) -> float:
-    """Seed 000's "Opt/Default" column: how much lower the optimized mean is, in %.
+    """The "Opt/Default" column of the AutoFDO before/after table (docs/seed-formats.md): how
+    much lower the optimized mean is, in %.
 
     (default − optimized) / default · 100; positive = the optimized variant is faster."""
     if default_mean == 0:

@@ -1,4 +1,5 @@
-"""Per-sample summary: the columns engineers publish (seed 000's table)."""
+"""Per-sample summary: the columns engineers publish (the AutoFDO before/after table,
+docs/seed-formats.md)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ needs — :func:`open_study`, :func:`ensure_baseline`, :func:`recover_interrupte
 
 from hone.tune.confirm import Candidate, Confirmation, confirm_candidates, pick_candidates, recommend
 from hone.tune.objective import Objective, build_objective
-from hone.tune.samplers import SAMPLERS, make_sampler
+from hone.tune.samplers import SAMPLERS, SamplerRequest, make_sampler
 from hone.tune.space import SearchSpace
 from hone.tune.study import (
     TrialOutcome,
@@ -27,6 +27,7 @@ __all__ = [
     "Candidate",
     "Confirmation",
     "Objective",
+    "SamplerRequest",
     "SearchSpace",
     "TrialOutcome",
     "TuneEvents",

@@ -30,8 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from hone.core.metrics import means
 from hone.knobs.base import same_text
-from hone.metrics import means
 from hone.run.benchmark import Measurement
 from hone.run.configure import Configurator
 from hone.spec.loader import LoadedSpec

@@ -14,17 +14,12 @@ answer is "keep the current configuration", with each candidate's verdict in its
 
 Why the model: six rounds cannot tell candidates 1–2% apart under a few % of noise (the
 standard error of a 6-round mean is noise/√6), while the model pools every measurement near
-each candidate. Measured in ``benchmarks/tuning`` (confirm_model.py; 5% noise, the top 3 ×
-6 rounds, 40 seeds, paired on the same searches and re-measurements; results.md,
-"Recommendation by the model"): true regret sqlite 0.44 → 0.35%, zlib 0.66 → 0.52%, sparse
-2.52 → 2.38%; worse where the model is confidently wrong (the ellipsoid's stuck runs, 6.43 →
-6.78%).
+each candidate (docs/decisions/0012-model-picks-among-winners.md).
 
 Which candidates: the ``top_k`` best *observed*, except that in noisy searches of spaces too
 large to enumerate the last of them is the configuration hone's GP ranks first among the rest
 (:meth:`HoneGPSampler.model_candidate`): there the best observed are single lucky measurements
-scattered around the optimum (measured there: the ellipsoid's recommendation 0.95 → 0.72% off,
-sparse-8of2 2.58 → 2.43%, rosenbrock-int 81.75 → 83.10%; 40 seeds, 5% noise).
+scattered around the optimum (docs/decisions/0013-model-candidate.md).
 """
 
 from __future__ import annotations
@@ -38,8 +33,8 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
+from hone.core.metrics import figures, means, of_run
 from hone.experiment import ExperimentResult, ExperimentSettings, Figure, compare_arms, run_experiment
-from hone.metrics import figures, means, of_run
 from hone.run.benchmark import Measurement, run_once
 from hone.run.configure import BenchContext, Configurator
 from hone.run.schedule import InterleavedResult, Variant

@@ -24,12 +24,12 @@ Infeasible trials (Optuna constraints) enter the model at the worst feasible val
 is a function of the study's trials and ``(seed, trial number)``: same seed, same observations,
 same suggestion. Multi-objective studies are handed to the ``fallback`` sampler.
 
-:meth:`HoneGPSampler.rank_trials` ranks evaluated configurations by the posterior mean. It is
-measured in ``benchmarks/tuning`` (rows ``hone-gp-pm5``/``hone-gp-pm``) and *not* used to pick
-``hone tune``'s candidates: on the measured tables the GP misfits a rough response and its
-smoothed mean promoted worse configurations than the best observation did (SQLite, 5% noise:
-regret@120 8.1% vs 2.3%). ``hone tune`` confirms its best-observed candidates in interleaved
-rounds, and only among those that beat the baseline lets the model decide
+:meth:`HoneGPSampler.rank_trials` ranks evaluated configurations by the posterior mean; it is
+*not* used to pick ``hone tune``'s candidates: on a rough response the GP's smooth mean promotes
+worse configurations than the best observation does
+(docs/decisions/0005-candidates-by-best-observation.md). ``hone tune`` confirms its
+best-observed candidates in interleaved rounds, and only among those that beat the baseline
+lets the model decide
 (:meth:`HoneGPSampler.order_by_model`, fitted on the search *and* the confirmation rounds;
 see :mod:`hone.tune.confirm`).
 """
@@ -231,17 +231,17 @@ def log_expected_improvement(mu: np.ndarray, sigma: np.ndarray, best: float) -> 
 class HoneGPSampler(BaseSampler):
     """Gaussian-process BO (scikit-learn) over the whole search space; see the module doc.
 
-    ``trust_region`` (default on) adds :data:`TR_CANDIDATES` EI candidates around the best
-    observation in spaces too large to enumerate; off = the sampler as it was until 2026-11-23,
-    kept for the benchmark's comparison. ``table_length_scale``: the longest length scale in
-    spaces small enough to enumerate (see :meth:`_kernel`); None = :data:`LENGTH_SCALE_MAX`
-    everywhere, the sampler as it was until 2026-11-24. ``length_scale_prior``: the sd of the
-    log-normal length-scale prior of larger spaces (see :meth:`_gp`); None = maximum likelihood
-    throughout, the sampler as it was until 2026-11-25. ``line_probes``: under noise, in larger
-    spaces, every :data:`PROBE_EVERY`-th suggestion from :data:`PRIOR_AFTER` observations on is
-    a line probe (see :meth:`_line_probe`); off = the sampler as it was until session 10.
-    ``model_candidate``: under noise, in larger spaces, :meth:`model_candidate` offers the
-    configuration of lowest posterior mean for confirmation; off = until session 11."""
+    Each switch below turns one mechanism off (all on by default), so that the tuning benchmark
+    can measure what it adds (docs/decisions/). ``trust_region``: EI candidates around the best
+    observation in spaces too large to enumerate (:meth:`_trust_region_points`).
+    ``table_length_scale``: the longest length scale in spaces small enough to enumerate (see
+    :meth:`_kernel`); None = :data:`LENGTH_SCALE_MAX` everywhere. ``length_scale_prior``: the sd
+    of the log-normal length-scale prior of larger spaces (see :meth:`_gp`); None = maximum
+    likelihood throughout. ``line_probes``: under noise, in larger spaces, every
+    :data:`PROBE_EVERY`-th suggestion from :data:`PRIOR_AFTER` observations on is a line probe
+    (see :meth:`_line_probe`). ``model_candidate``: under noise, in larger spaces,
+    :meth:`model_candidate` offers the configuration of lowest posterior mean for
+    confirmation."""
 
     def __init__(self, *, seed: int | None, n_startup_trials: int = 5,
                  constraints_func: ConstraintsFunc | None = None,
@@ -385,14 +385,9 @@ class HoneGPSampler(BaseSampler):
 
         Why: ``hone tune`` confirms its best *observed* configurations, and in a large space the
         best observed are single lucky measurements scattered around the optimum; the model pools
-        every trial near a configuration. Measured in ``benchmarks/tuning`` (results.md,
-        "A candidate chosen by the model"; 5% noise, 102 search trials + top 3 × 6 rounds, 40
-        seeds, true regret % of the recommendation, 3 best observed → 2 best observed + this):
-        mixint-ellipsoid 0.95 → 0.72, sparse-8of2 2.58 → 2.43, rosenbrock-int 81.75 → 83.10.
-        All three candidates by posterior mean did better on the ellipsoid (0.65) but lost on
-        rosenbrock-int's curved valley, where the smooth model misplaces the optimum (81.75 →
-        106.85), and on the measured tables (sqlite 0.35 → 1.54), which keep the 3 best
-        observed: there every configuration can be measured often enough to speak for itself."""
+        every trial near a configuration. Enumerable spaces keep the best observed: there every
+        configuration can be measured often enough to speak for itself
+        (docs/decisions/0013-model-candidate.md)."""
         if not (self._model_candidate and self.noisy(study)) or len(study.directions) != 1:
             return None
         if _enumerable(_model_columns(study)):
@@ -484,14 +479,9 @@ class HoneGPSampler(BaseSampler):
         exceed the knob's whole range (``table_length_scale``, 1). Why: a longer one says "this
         knob is smooth from end to end, or inert", which a GP under noise concludes from a few
         levels too early — and then neither EI nor a Thompson sample goes back to the levels it
-        wrote off. Capped, every level keeps some posterior uncertainty of its own. Measured
-        (benchmarks/tuning/results.md, "Length scales capped on the tables"; 40 seeds, 5% noise,
-        102 search trials + the top 3 confirmed × 6 rounds, mean true regret %): sqlite 1.28 →
-        0.44, zlib 2.26 → 0.66 (5 of 40 seeds had ended 9–17% off, two of them without ever
-        measuring a configuration within 15% of the optimum; capped, none ends more than 1% off);
-        noise-free both still reach the optimum. Not in large spaces: on the 4-knob ellipsoid,
-        where long length scales are how a smooth bowl is learnt, the same cap took the
-        confirmed regret from 3.9 to 10.2% (20 seeds)."""
+        wrote off. Capped, every level keeps some posterior uncertainty of its own. Not in large
+        spaces, where long length scales are how a smooth bowl is learnt
+        (docs/decisions/0009-table-length-scale-cap.md)."""
         from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 
         width = sum(c.width() for c in cols)
@@ -509,20 +499,12 @@ class HoneGPSampler(BaseSampler):
         observations are in: then by maximum a posteriori with log ℓ ~ N(0, 1) on every length
         scale (``length_scale_prior``, :func:`map_optimizer`; ℓ in units of the knob's range).
 
-        Why: under noise a weak knob's length scale runs to 12–100 times its range once the
-        early trials show a trend, the posterior turns confidently monotone along it, and the
-        search stays at the range's edge (the ellipsoid's "stuck" runs: 15 of 40 seeds ended
-        8–14% off with its weakest knob held at 60–63, optimum 41). The prior keeps some
-        curvature possible there. Why late: from the first trial on it also slowed the search
-        down on sparse-8of2, whose six inert knobs it kept worth exploring (evaluations to 5%
-        10.5 → 14 noise-free, 14 → 18 with 5% noise); by trial 30 that search has found its
-        basin. Measured (benchmarks/tuning/results.md, "Length-scale prior from 30
-        observations"; 40 seeds, 102 search trials + the top 3 confirmed × 6 rounds, true
-        regret % of the recommendation, 5% noise): ellipsoid 6.78 → 1.60 (paired Wilcoxon
-        p = 0.001; stuck runs 15 → 3), sparse-8of2 2.38 → 2.56 (p = 0.28), rosenbrock-int
-        81 → 79 (p = 0.86); evaluations to 5% noise-free: ellipsoid 46 → 41, sparse unchanged
-        (10.5 and 14 with noise). The tables keep maximum likelihood under their cap (see
-        :meth:`_kernel`)."""
+        Why: under noise a weak knob's length scale can run to many times its range once the
+        early trials show a trend; the posterior turns confidently monotone along it and the
+        search stays at the range's edge. The prior keeps some curvature possible there. Why
+        late: from the first trial on it also slows searches with many inert knobs down, and by
+        trial 30 those have found their basin (docs/decisions/0010-length-scale-prior.md). The
+        tables keep maximum likelihood under their cap (see :meth:`_kernel`)."""
         from sklearn.exceptions import ConvergenceWarning
         from sklearn.gaussian_process import GaussianProcessRegressor
 
@@ -627,16 +609,13 @@ class HoneGPSampler(BaseSampler):
         knobs whose fitted length scale exceeds their range (:data:`PROBE_LENGTH_SCALE`) are
         probed — the ones the model calls smooth, or monotone, from end to end.
 
-        Why: under noise the GP fits a weak knob's effect from the early, far-off trials as a
-        trend over the whole range (on the ellipsoid: its weakest knob worse at 0 than at 63, so
-        "the higher the better"), its posterior along the knob turns confident, and neither EI
-        nor a Thompson sample leaves the range's edge though the optimum is at 41: the stuck
-        runs ended 8–12% off. A probe measures the incumbent half-way into the stretch the
-        model extrapolated over; one measurement 10% better under 5% noise is enough for the
-        model to bend. Knobs the model already sees curving (length scale below the range) are
-        left to EI: probing them cost the rosenbrock-int valley's search more than it gained.
-        Measured (benchmarks/tuning/results.md, "Line probes"; 40 seeds, 5% noise, 102 search
-        trials + the top 3 confirmed × 6 rounds, true regret % of the recommendation)."""
+        Why: under noise the GP can fit a weak knob's effect from early, far-off trials as a
+        trend over the whole range; its posterior along the knob turns confident, and neither EI
+        nor a Thompson sample leaves the range's edge though the optimum lies inside. A probe
+        measures the incumbent half-way into the stretch the model extrapolated over; one clearly
+        better measurement is enough for the model to bend. Knobs the model already sees curving
+        (length scale below the range) are left to EI: probing them costs a curved valley's
+        search more than it gains (docs/decisions/0011-line-probes.md)."""
         gp = self._fit(cols, data)
         levels = data[0][:n_done]
         inc = levels[int(np.argmin(gp.predict(self._encode(cols, levels))))]
@@ -673,13 +652,7 @@ class HoneGPSampler(BaseSampler):
         Why: in spaces too large to enumerate, 1000 uniform points rarely land near the
         incumbent, and its single-knob neighbours cannot move an ill-conditioned pair of knobs
         together; these multi-knob moves at a step that shrinks as progress stalls (TuRBO's
-        rule) can. Measured in ``benchmarks/tuning`` (as ``hone-tra``, budget 120, without →
-        with, seeds 0–19 / 20–39): mixint-ellipsoid noise-free, evaluations until the
-        recommendation is within 5% of the optimum 46 → 41 / 48 → 44.5 (paired Wilcoxon over
-        the 40 seeds p = 0.03); sparse-8of2 10.5 → 11 / 11 → 10, with 5% noise 10 → 11 /
-        13.5 → 16 (p = 0.6); the ellipsoid with noise and rosenbrock-int reach 5% on too few
-        seeds either way, regret@120 within seed noise (ellipsoid 5%: 14.6 → 17.1% / 20.1 →
-        17.5%). No case worse at p < 0.2. Enumerable spaces (the measured tables) are unchanged."""
+        rule) can (docs/decisions/0006-trust-region-candidates.md)."""
         inc = levels[int(np.argmin(y))]
         length = trust_region_length(y, self._n_startup)
         d, n = len(cols), TR_CANDIDATES
@@ -719,7 +692,7 @@ class HoneGPSampler(BaseSampler):
                 return cands[int(np.argmax(s))].tolist()
             return self._remeasure(cands, rng)  # every point measured: re-measure one
         top = levels[np.argsort(mu_obs)[:5]]
-        # drawn before the random points: the order hone-tra was measured with
+        # drawn before the random points: this order fixes the seeded stream, so suggestions repeat
         local = self._trust_region_points(cols, levels[:n_done], data[1][:n_done], rng) \
             if self._trust_region else np.empty((0, len(cols)))
         cands = np.vstack([self._random_levels(cols, rng, N_RANDOM_CANDIDATES), local, self._neighbours(cols, top)])
@@ -749,23 +722,13 @@ class HoneGPSampler(BaseSampler):
         """The unmeasured candidate where one joint sample of the GP's latent function (the
         measurement noise left out) is lowest. Why, under noise: EI's incumbent is a noisy
         estimate, and EI keeps spending trials next to it where the posterior is confidently
-        wrong (measured: a knob held at the edge of its range, a categorical never switched);
-        a posterior sample moves in proportion to what the model does not know. Cholesky
-        with jitter, not ``sample_y`` (an SVD: seconds for 2000 candidates).
+        wrong (a knob held at the edge of its range, a categorical never switched); a posterior
+        sample moves in proportion to what the model does not know
+        (docs/decisions/0007-thompson-half-under-noise.md). Cholesky with jitter, not
+        ``sample_y`` (an SVD: seconds for 2000 candidates).
 
         The sample is drawn from a GP of y itself, not log y (EI stays on log y): two output
-        models, each wrong somewhere else. Measured (results.md, "Thompson half on linear y";
-        5% noise, 40 seeds, log → linear): mixint-ellipsoid within 5% on 30/40 seeds instead of
-        10/40 (median 59.5 evaluations instead of > 120; regret@120 12.5 → 4.6%, p < 0.01, on
-        the fresh seeds 20–39 as on 0–19), rosenbrock-int 84 → 69%; on the measured tables
-        mixed and within seed noise (evaluations to 5%: sqlite 14 → 16, zlib 19.5 → 16, sparse
-        13 → 14; regret@120 sqlite 1.50 → 2.17%, zlib 2.32 → 3.25%, p ≥ 0.14).
-
-        Measured in ``benchmarks/tuning`` (results.md, "Noise-aware Thompson half"; 5% noise,
-        40 seeds, EI only → half Thompson): true regret of the recommendation at 120 evaluations
-        sqlite 2.55 → 1.50% (paired Wilcoxon p = 0.03), sparse-8of2 3.40 → 2.37% (p = 0.05),
-        mixint-ellipsoid 17.3 → 12.5% (p = 0.02), zlib 2.50 → 2.32%, rosenbrock-int 88 → 84%;
-        evaluations to 5% of the optimum within seed noise (zlib 28 → 19.5, sqlite 13 → 14)."""
+        models, each wrong somewhere else (docs/decisions/0008-thompson-on-linear-y.md)."""
         cands = np.unique(cands, axis=0)
         fresh = self._unmeasured(cands, seen)
         if not fresh.any():

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from optuna.study import StudyDirection
 
-from hone.errors import HoneError
+from hone.core.errors import HoneError
 from hone.spec.models import Metric
 
 MODES = ("single", "weighted", "pareto")

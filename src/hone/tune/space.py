@@ -22,7 +22,7 @@ from optuna.distributions import (
     IntDistribution,
 )
 
-from hone.errors import HoneError
+from hone.core.errors import HoneError
 from hone.spec.models import KnobBase, Scalar
 
 

@@ -27,17 +27,18 @@ from typing import Any
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from hone.errors import BenchmarkError, HoneError
-from hone.fingerprint import fingerprint
-from hone.fleet.storage import mask_url, scrub
-from hone.metrics import figures
-from hone.metrics import means as figure_means
+from hone.core.errors import BenchmarkError, HoneError
+from hone.core.fingerprint import fingerprint
+from hone.core.metrics import figures
+from hone.core.metrics import means as figure_means
 from hone.run.benchmark import Measurement, run_once
 from hone.run.configure import Configurator
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
+from hone.tune.gp import ATTR_NOISE_CV
 from hone.tune.objective import Objective
 from hone.tune.space import SearchSpace
+from hone.tune.storage import mask_url, scrub
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 # Multivariate TPE and enqueue are "experimental" in Optuna: hone pins the version, the
@@ -161,7 +162,7 @@ def measure(loaded: LoadedSpec, configurator: Configurator, values: dict[str, Sc
 
 
 def run_means(runs: list[Measurement]) -> dict[str, float]:
-    """Mean of every metric over ``runs`` (plus cpu_time and wall_time: :func:`hone.metrics.means`)."""
+    """Mean of every metric over ``runs`` (plus cpu_time and wall_time: :func:`hone.core.metrics.means`)."""
     return figure_means(runs)
 
 
@@ -206,8 +207,6 @@ def record_trial_noise(study: optuna.Study, baseline: dict[str, Any], objective:
     metrics over √repeats (a trial is the mean of ``repeats`` runs) — stored once in the study
     (:data:`hone.tune.gp.ATTR_NOISE_CV`, read by hone's GP sampler, fleet workers and
     ``--resume`` alike). None when it cannot be known (one repeat, a metric without a CV)."""
-    from hone.tune.gp import ATTR_NOISE_CV
-
     if ATTR_NOISE_CV in study.user_attrs:
         stored = study.user_attrs[ATTR_NOISE_CV]
         return None if stored is None else float(stored)

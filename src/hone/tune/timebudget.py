@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from hone.durations import format_duration
+from hone.core.durations import format_duration
 from hone.stats.paired import min_rounds_for_alpha
 
 MIN_ROUNDS = min_rounds_for_alpha(0.05)

@@ -2,7 +2,7 @@
 
 Every knob is restored at the end (also on a failure, Ctrl-C or SIGTERM) unless
 ``apply_best`` keeps the *confirmed* winner applied (journaled; `hone rollback` undoes it).
-The result is a versioned JSON document (``hone-tune/1``) that ``hone report`` reads.
+The result is a versioned JSON document (``hone-tune/2``, docs/formats.md) that ``hone report`` reads.
 """
 
 from __future__ import annotations
@@ -15,19 +15,18 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import optuna
 from optuna.trial import TrialState
 
-from hone.errors import HoneError
-from hone.fleet.storage import mask_url, prepare_storage
-from hone.journal import Journal, machine_lock_if
+from hone.core.errors import HoneError
+from hone.core.paths import default_storage_url
 from hone.knobs import driver_for
 from hone.knobs.risk import risks
-from hone.paths import default_storage_url
 from hone.run.benchmark import Measurement
 from hone.run.configure import Configurator, changes_machine
+from hone.run.journal import Journal, machine_lock_if
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 from hone.tune.ablation import Ablation, ablate, changed_knobs
@@ -45,6 +44,7 @@ from hone.tune.importance import knob_importances
 from hone.tune.objective import Objective, build_objective
 from hone.tune.samplers import make_sampler
 from hone.tune.space import SearchSpace
+from hone.tune.storage import mask_url, prepare_storage
 from hone.tune.study import (
     ATTR_BASELINE,
     ATTR_SPEC,
@@ -59,7 +59,7 @@ from hone.tune.study import (
 )
 from hone.tune.timebudget import MIN_ROUNDS, Plan, TimeBudget
 
-TUNE_FORMAT = "hone-tune/1"
+TUNE_FORMAT = "hone-tune/2"
 KEEP = "keep the current configuration"
 
 
@@ -82,10 +82,22 @@ class TuneSettings:
     confirm_rounds: int = 6
     top_k: int = 3
     threshold: float = 0.01
-    workers: int = 1  # local `hone worker` processes for the trials (hone.fleet.local)
+    workers: TrialWorkers | None = None  # other processes run the trials (hone tune --workers)
     ablation: bool = True  # which of a multi-knob winner's changes matter (hone.tune.ablation)
     ablation_rounds: int | None = None  # default: the confirmation's rounds
     max_time: float | None = None  # seconds for the whole session (hone.tune.timebudget)
+
+
+class TrialWorkers(Protocol):
+    """Runs the search's trials in other processes on the same study; the tuner waits for them
+    (``hone.fleet.local.LocalWorkers``). The tuner knows only this interface."""
+
+    count: int
+
+    def check(self, loaded: LoadedSpec) -> None: ...
+
+    def run(self, loaded: LoadedSpec, storage: str, study: optuna.Study, *, budget: int, sampler: str,
+            seed: int | None, on_trial: Callable[[TrialOutcome], None] | None = None) -> None: ...
 
 
 @dataclass
@@ -228,15 +240,14 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     events = events or TuneEvents()
     phase = events.on_phase or (lambda p, m: None)
     clock = TimeBudget(settings.max_time)  # --max-time counts from here
-    if settings.max_time is not None and settings.workers > 1:
+    workers = settings.workers.count if settings.workers else 1
+    if settings.max_time is not None and workers > 1:
         raise HoneError("--max-time needs the trials in this process, not in --workers",
                         hint="leave out --workers, or --max-time (and the spec's tune.max_time)")
     spec = loaded.spec
     storage = settings.storage or spec.tune.storage or default_storage_url()
-    if settings.workers > 1:
-        from hone.fleet.local import check_local_fleet, run_local_workers
-
-        check_local_fleet(loaded, settings.workers)
+    if settings.workers:
+        settings.workers.check(loaded)
     storage = prepare_storage(storage)  # PostgreSQL: reachable? password? schema? (one line)
     space = SearchSpace(list(spec.knobs))
     objective = build_objective(spec.metrics, settings.objective or spec.tune.objective, pareto=settings.pareto)
@@ -290,11 +301,11 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             phase("estimate", clock.begin(plan))
             _say_cuts(clock, phase)
             phase("trials", f"study {name!r} in {mask_url(storage)}: {settings.trials} trials, sampler "
-                  f"{settings.sampler}" + (f", {settings.workers} workers" if settings.workers > 1 else ""))
-            if settings.workers > 1:
-                run_local_workers(loaded, storage, study, workers=settings.workers, budget=settings.trials,
-                                  sampler=settings.sampler, seed=seed,
-                                  on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
+                  f"{settings.sampler}" + (f", {workers} workers" if workers > 1 else ""))
+            if settings.workers:
+                settings.workers.run(loaded, storage, study, budget=settings.trials, sampler=settings.sampler,
+                                     seed=seed,
+                                     on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
             else:
                 run_trials(study, loaded, configurator, space, objective, budget=settings.trials, repeats=repeats,
                            warmup=warmup, should_stop=clock.stop_search,
@@ -359,7 +370,7 @@ def _plan(settings: TuneSettings, study: optuna.Study, space: SearchSpace, warmu
                 confirm_arms=settings.top_k + 1 if confirm else 0, confirm_rounds=confirm,
                 ablation_arms=knobs + 1 if settings.ablation and confirm and knobs >= 2 else 0,
                 ablation_rounds=max(settings.ablation_rounds or confirm, MIN_ROUNDS),
-                warmup_rounds=min(1, warmup), workers=settings.workers, done=done)
+                warmup_rounds=min(1, warmup), workers=settings.workers.count if settings.workers else 1, done=done)
 
 
 def _ablation_arms(settings: TuneSettings, loaded: LoadedSpec, candidates: list[Candidate],

@@ -1,5 +1,5 @@
-"""Doctor rules, one a file. :data:`RULES` is the order they are evaluated in (ranking is
-by score afterwards)."""
+"""Doctor rules, one a file. :data:`RULES` maps each rule's name to it, in the order they
+are evaluated in (ranking is by score afterwards)."""
 
 from __future__ import annotations
 
@@ -23,9 +23,12 @@ from hone.diagnose.rules.off_cpu import OffCpuRule
 from hone.diagnose.rules.page_faults import PageFaultRule
 from hone.diagnose.rules.small_io import SmallIoRule
 
-RULES: list[Rule] = [
-    KernelTimeRule(), FilesystemRule(), SmallIoRule(), AuditRule(), ContextSwitchRule(), MigrationRule(),
-    PageFaultRule(), OffCpuRule(), IpcRule(), MissRatioRule(), FrontendRule(),
-]
+RULES: dict[str, Rule] = {
+    rule.name: rule
+    for rule in (
+        KernelTimeRule(), FilesystemRule(), SmallIoRule(), AuditRule(), ContextSwitchRule(), MigrationRule(),
+        PageFaultRule(), OffCpuRule(), IpcRule(), MissRatioRule(), FrontendRule(),
+    )
+}
 
 __all__ = ["RULES", "DoctorContext", "Experiment", "ExperimentVariant", "Finding", "Rule", "Target"]

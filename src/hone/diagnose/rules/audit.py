@@ -1,5 +1,5 @@
-"""Syscall auditing: audit rules make every matching system call slower (seed 004 tested
-auditd on vs off).
+"""Syscall auditing: audit rules make every matching system call slower (the UnixBench
+file-copy profile, docs/seed-formats.md: writes up to 27% faster with auditd off).
 
 Signal: kernel auditing compiled in (CONFIG_AUDIT), ``auditctl -l`` lists rules, and the
 program is syscall-heavy (kernel time ≥ 40%, calibrated in kernel_time.py). The
@@ -9,9 +9,9 @@ change, so the doctor proposes it and never runs it on its own.
 
 from __future__ import annotations
 
+from hone.core.process import run_process
 from hone.diagnose.rules.base import DoctorContext, Finding, Rule
 from hone.diagnose.rules.kernel_time import THRESHOLD_PCT
-from hone.run.process import run_process
 
 
 def audit_rules(auditctl: str) -> list[str]:
@@ -25,7 +25,7 @@ class AuditRule(Rule):
     name = "audit"
     signal = "CONFIG_AUDIT=y, auditctl -l rules present, kernel-time share"
     threshold = f"any audit rule and kernel time >= {THRESHOLD_PCT:.0f}% (calibrated)"
-    source = "seed 004 (auditd on/off experiment for UnixBench file copy)"
+    source = "UnixBench file-copy profile: auditd on/off (docs/seed-formats.md)"
     remedy = "narrow or remove syscall audit rules on performance-critical hosts"
     experiment = "with rules vs `auditctl -D` (restore with auditctl -R), interleaved"
     inputs = ("sys_share_pct",)

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from hone.core.metrics import BUILTIN
 from hone.diagnose.capabilities import Capabilities
 from hone.diagnose.flame import FlameResult
 from hone.diagnose.profile import ProfileResult
-from hone.metrics import BUILTIN
 
 
 @dataclass

@@ -1,6 +1,6 @@
-"""File I/O on a disk filesystem while kernel time is high: try tmpfs (seed 004).
+"""File I/O on a disk filesystem while kernel time is high: try tmpfs.
 
-Seed 004 (UnixBench fstime on an ARM server): moving the test directory to tmpfs made
+The UnixBench file-copy profile (fstime on an ARM server, docs/seed-formats.md): moving the test directory to tmpfs made
 file copy 2× faster even though the 2 MB files stay in the page cache — the cost is the
 filesystem code path (ext4 journaling, block allocation), not the device.
 
@@ -116,7 +116,8 @@ class FilesystemRule(Rule):
     signal = "read/write/lseek share of syscalls, kernel-time share, filesystem type of the data directory"
     threshold = (f"file I/O ≥ {FILE_IO_SHARE:.0%} of syscalls and kernel time ≥ {THRESHOLD_PCT:.0f}% "
                  "(calibrated) on a non-tmpfs directory")
-    source = "seed 004: UnixBench file copy 2× faster on tmpfs; kernel-time threshold: hone A/A calibration"
+    source = ("UnixBench file-copy profile: 2× faster on tmpfs (docs/seed-formats.md); kernel-time threshold:"
+              " hone A/A calibration")
     remedy = "keep scratch files on tmpfs, or reduce filesystem work (fewer, larger writes; no per-write fsync)"
     experiment = "same command, data directory on disk vs on /dev/shm (tmpfs), interleaved rounds"
     inputs = ("sys_share_pct", "raw_syscalls:sys_enter",)

@@ -2,8 +2,8 @@
 
 Threshold: Intel's top-down method flags frontend-bound above 15% of slots, and an
 iTLB overhead above 5% of cycles, as worth fixing with code layout (PGO, BOLT) or huge
-pages for text (Intel Top-down Microarchitecture Analysis; seed 003: TiKV iTLB-load-misses
-60–80% of iTLB loads with a 30 MB text segment). perf's generic events give iTLB miss
+pages for text (Intel Top-down Microarchitecture Analysis; the TiKV PGO figures in
+docs/seed-formats.md: iTLB-load-misses 61–80% of iTLB loads, a 30 MB text segment). perf's generic events give iTLB miss
 *ratio*, not cycles, so we use iTLB misses ≥ 5% of iTLB loads. Needs hardware counters.
 """
 
@@ -20,7 +20,7 @@ class FrontendRule(Rule):
     name = "frontend"
     signal = "iTLB-load-misses / iTLB-loads; L1-icache misses per 1000 instructions"
     threshold = f"iTLB miss ratio >= {ITLB_PCT:.0f}% (Intel top-down: iTLB > 5% of cycles, frontend-bound > 15%)"
-    source = "Intel top-down analysis thresholds; seed 003 (TiKV iTLB 60–80%, PGO/LTO helped)"
+    source = "Intel top-down analysis thresholds; TiKV/TiDB iTLB misses 61–80%, PGO helped (docs/seed-formats.md)"
     remedy = "PGO + LTO, BOLT (function/block reordering), huge pages for text"
     experiment = "hone pgo against the current build"
     inputs = ("itlb_miss_pct",)

@@ -2,7 +2,7 @@
 retires work and only fewer instructions help.
 
 Threshold: IPC < 1.0 → stall-bound, the common rule of thumb (Brendan Gregg, "CPU
-Utilization is Wrong", 2017; seed 003: TiKV at 0.58–0.70). Needs the hardware counters
+Utilization is Wrong", 2017; the TiKV PGO figures in docs/seed-formats.md: 0.58–0.70). Needs the hardware counters
 ``cycles`` and ``instructions``: on a machine without a PMU this rule is not evaluated
 and the doctor says which counters are missing and why.
 """
@@ -20,7 +20,7 @@ class IpcRule(Rule):
     name = "ipc"
     signal = "IPC = instructions / cycles"
     threshold = f"< {LOW_IPC} stall-bound (memory or front end); > {LOW_IPC} instruction-bound"
-    source = "Brendan Gregg, 'CPU Utilization is Wrong' (2017); seed 003 (TiKV IPC 0.58–0.70)"
+    source = "Brendan Gregg, 'CPU Utilization is Wrong' (2017); TiKV/TiDB IPC 0.58–0.70 (docs/seed-formats.md)"
     remedy = "stall-bound: data layout, prefetch, huge pages, PGO/BOLT for code layout; else fewer instructions"
     experiment = "hone pgo (instrumented PGO, LTO, BOLT) against the current build"
     inputs = ("ipc",)

@@ -19,7 +19,8 @@ class KernelTimeRule(Rule):
     name = "kernel-time"
     signal = "sys_share_pct = sys / (user + sys) CPU time (perf user_time/system_time)"
     threshold = f">= {THRESHOLD_PCT:.0f}% (calibrated from A/A data here: healthy workloads peaked at 28.4%)"
-    source = "hone A/A calibration on this machine (calibration-aa.json); seed 004 (htop red = kernel time)"
+    source = ("hone A/A calibration on this machine (calibration-aa.json); UnixBench file-copy profile"
+              " (kernel time dominated, docs/seed-formats.md)")
     remedy = "fewer or cheaper system calls: larger buffers, a faster filesystem path (tmpfs), fewer audit rules"
     experiment = "see the filesystem and small-I/O rules: tmpfs vs disk, larger buffers"
     inputs = ("sys_share_pct",)

@@ -56,6 +56,6 @@ class OffCpuRule(Rule):
 
 def _load_average() -> float | None:
     try:
-        return os.getloadavg()[0]  # as hone.fingerprint reads it
+        return os.getloadavg()[0]  # as hone.core.fingerprint reads it
     except OSError:
         return None

@@ -25,7 +25,8 @@ class PageFaultRule(Rule):
     name = "page-faults"
     signal = "page-faults per CPU-second (perf software event), major faults"
     threshold = f">= {THRESHOLD_PER_CPU_S:,.0f}/CPU-s (calibrated from A/A data here: healthy peak 55,000)"
-    source = "hone A/A calibration on this machine (calibration-aa.json); FIELD-NOTES allocator results"
+    source = ("hone A/A calibration on this machine (calibration-aa.json); allocators ran an allocation-heavy"
+              " program 2.5–3.6× faster (docs/machine-facts.md)")
     remedy = "THP for large heaps, a caching allocator, pre-faulting (MAP_POPULATE), fewer mmap/munmap cycles"
     experiment = "allocator preload (LD_PRELOAD jemalloc/mimalloc) vs glibc malloc; THP madvise vs always"
     inputs = ("page_faults_per_cpu_s",)

@@ -1,4 +1,5 @@
-"""Many small read/write calls: try larger buffers (seed 004's 256/1024/4096-byte runs).
+"""Many small read/write calls: try larger buffers (UnixBench file copy's 256/1024/4096-byte
+runs, docs/seed-formats.md).
 
 Signal: bytes moved per read/write system call, (rchar + wchar) / (syscr + syscw) from
 /proc/<launcher>/io, together with a high kernel-time share. Each call pays a fixed
@@ -55,7 +56,8 @@ class SmallIoRule(Rule):
     name = "small-io"
     signal = "bytes per read/write syscall = (rchar + wchar) / (syscr + syscw); kernel-time share"
     threshold = f"< {SMALL_BYTES // 1024} KiB per call and kernel time >= {THRESHOLD_PCT:.0f}% (both hone's choice)"
-    source = "seed 004 (fstime 256/1024/4096-byte buffers); threshold: hone's choice, see the module docstring"
+    source = ("UnixBench file-copy profile: fstime with 256/1024/4096-byte buffers (docs/seed-formats.md);"
+              " threshold: hone's choice, see the module docstring")
     remedy = "read and write in larger blocks (64 KiB–1 MiB), or use copy_file_range/sendfile/mmap"
     experiment = "same command with the buffer-size option ×4 and ×16"
     inputs = ("bytes_per_io_syscall", "sys_share_pct",)

@@ -5,7 +5,7 @@ A result is a JSON object whose ``format`` field names it ``hone-<kind>/<version
 it does not know; removing or renaming a field, changing its type, unit or meaning, or
 adding a word to a closed vocabulary (a verdict) makes a new version, and ``hone report``
 keeps reading the old ones. docs/formats.md describes every field of every version;
-tests/formats holds a real sample of each.
+tests/report/formats holds a real sample of each.
 
 The types are ``TypedDict``s validated with pydantic's ``TypeAdapter`` (strict: a number
 written as a string is an error), not pydantic models: the documents are plain dicts from
@@ -25,14 +25,14 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from hone.errors import HoneError
+from hone.core.errors import HoneError
 from hone.report.formats.common import today_verdicts
 from hone.report.formats.compare import CompareV1, CompareV2, v1_for_display
 from hone.report.formats.diagnose import CapabilitiesV1, DoctorV1, ProfileV1
 from hone.report.formats.libswap import LibswapShowV1, LibswapV1
 from hone.report.formats.pgo import PgoManifestV1, PgoV1
 from hone.report.formats.run import RunV1
-from hone.report.formats.tune import TuneV1, WorkerV1
+from hone.report.formats.tune import TuneV1, TuneV2, WorkerV1
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,8 @@ FORMATS: tuple[Format, ...] = (
     Format("compare", 1, CompareV1, "hone compare --export-json (older hones)", current=False,
            for_display=v1_for_display),
     Format("compare", 2, CompareV2, "hone compare --export-json"),
-    Format("tune", 1, TuneV1, "hone tune --json", for_display=today_verdicts),
+    Format("tune", 1, TuneV1, "hone tune --json (older hones)", current=False, for_display=today_verdicts),
+    Format("tune", 2, TuneV2, "hone tune --json"),
     Format("worker", 1, WorkerV1, "hone worker --json"),
     Format("run", 1, RunV1, "hone run --json"),
     Format("pgo", 1, PgoV1, "hone pgo --json, WORKDIR/result.json", for_display=today_verdicts),
@@ -104,6 +105,17 @@ def _adapter(schema: Any) -> TypeAdapter[Any]:
     return TypeAdapter(schema)
 
 
+def in_todays_words(data: Any) -> Any:
+    """A result read in passing (a study's stored ``hone_result``) in today's words: a copy
+    through its format's ``for_display`` when it names a format that has one, else ``data``
+    as it is (never an error: nothing is validated here)."""
+    if not isinstance(data, dict):
+        return data
+    written = str(data.get("format"))
+    fmt = BY_NAME.get(OLD_SPELLINGS.get(written, written))
+    return fmt.for_display(data) if fmt is not None and fmt.for_display else data
+
+
 def validate(data: dict[str, Any], source: str) -> Format:
     """Check ``data`` against the format it names: HoneError in one line naming ``source``
     and the first field that is missing or of the wrong type."""
@@ -143,4 +155,5 @@ def field_path(loc: tuple[int | str, ...]) -> str:
     return f"'{out}'" if out else "(the document)"
 
 
-__all__ = ["BY_NAME", "FORMATS", "OLD_SPELLINGS", "Format", "identify", "problem", "supported", "validate"]
+__all__ = ["BY_NAME", "FORMATS", "OLD_SPELLINGS", "Format", "identify", "in_todays_words", "problem", "supported",
+           "validate"]

@@ -85,7 +85,7 @@ class Comparison(ComparisonBase):
 
 
 class Fingerprint(TypedDict):
-    """The machine a measurement was taken on (:func:`hone.fingerprint.fingerprint`)."""
+    """The machine a measurement was taken on (:func:`hone.core.fingerprint.fingerprint`)."""
 
     hostname: str
     kernel: str

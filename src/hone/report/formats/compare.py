@@ -7,6 +7,7 @@ from typing import Any, Literal, NotRequired
 from typing_extensions import TypedDict
 
 from hone.report.formats.common import ComparisonBase, Fingerprint, Measurement, Num, Summary, Value, today_verdicts
+from hone.stats.paired import opt_over_default_pct
 
 VerdictV1 = Literal["faster", "slower", "no difference", "inconclusive"]
 VerdictV2 = Literal["faster", "slower", "equivalent", "inconclusive"]
@@ -147,8 +148,6 @@ def v1_for_display(data: dict[str, Any]) -> dict[str, Any]:
     """A version 1 document in today's words, for the human renderings (the JSON export keeps
     the document as written): "no difference" shown as inconclusive (:func:`today_verdicts`),
     and what version 2 records but version 1 did not, derived from what it did."""
-    from hone.stats.paired import opt_over_default_pct
-
     out = today_verdicts(data)
     for row in out["rows"]:
         # Version 1 looked at most twice: after --rounds, and at --max-rounds when the first

@@ -125,18 +125,29 @@ class Finding(TypedDict):
 
 
 class ExperimentComparison(TypedDict):
-    """A variant against the experiment's first variant, in % of the metric."""
+    """A variant against the experiment's first variant, in % of the metric (a subset of the
+    shared Comparison's fields, as :meth:`hone.diagnose.experiment.DoctorExperimentResult.to_json`
+    writes them)."""
 
+    n: int
+    ratio: Num
     change_pct: Num
     ci_pct: Pair
     p_value: Num
+    verdict: str  # faster, slower, equivalent, inconclusive (older documents: "no difference")
     mde_pct: Num
-    verdict: str
+    improved: bool
+    # Added within version 1 (older documents lack them).
+    reason: NotRequired[str]
+    rounds_needed: NotRequired[int | None]
+    estimator: NotRequired[str]
+    alpha: NotRequired[float]
 
 
 class ExperimentVariant(TypedDict):
     name: str
     argv: list[str]
+    env: dict[str, str]  # set on top of the target's environment
 
 
 class Experiment(TypedDict):

@@ -32,6 +32,9 @@ class ScenarioProfile(TypedDict):
     total_count: int
     weight: float
     train_cpu_s: Num
+    # Added within version 1: a server's exit status after hone stopped it (training as the
+    # service; negative: the signal that ended it), null otherwise.
+    server_exit: NotRequired[int | None]
 
 
 class MergedProfile(TypedDict):
@@ -55,6 +58,23 @@ class Build(TypedDict):
     error: str | None
     profile_problems: list[str]
     build_seconds: float
+
+
+class ServiceFigure(TypedDict):
+    """One metric of a server variant on one evaluate scenario: its median over the rounds
+    and, beside the default, its ratio (variant / default), CI in % and verdict ("faster" =
+    better along ``goal``)."""
+
+    goal: str
+    median: Num
+    ratio: Num
+    change_pct: Num
+    verdict: str
+    ci_pct: NotRequired[Pair]
+    p_value: NotRequired[Num]
+    n: NotRequired[int]
+    reason: NotRequired[str]
+    rounds_needed: NotRequired[int | None]
 
 
 class VariantRow(TypedDict):
@@ -86,6 +106,12 @@ class VariantRow(TypedDict):
     rounds_needed: NotRequired[int | None]
     estimator: NotRequired[str]
     alpha: NotRequired[float]
+    # Added within version 1, a program run as the service: ``verdict`` is then the first
+    # metric's, the time fields are the server's CPU time.
+    metric: NotRequired[str]
+    metrics: NotRequired[dict[str, ServiceFigure]]
+    metric_score: NotRequired[Num]
+    cpu_verdict: NotRequired[str | None]
 
 
 class FewestInstructions(TypedDict):
@@ -103,6 +129,19 @@ class Best(TypedDict):
     # scenarios where it is not (each with its CI in %, reason and rounds that would settle it).
     settled: NotRequired[bool]
     unsettled: NotRequired[list[dict[str, Any]]]
+    # Added within version 1, a program run as the service: the metric ranked on and the
+    # pick's geometric-mean ratio of it (``time_ratio_geomean`` is then the server's CPU time).
+    metric: NotRequired[str]
+    metric_ratio_geomean: NotRequired[Num]
+
+
+class ServiceInfo(TypedDict):
+    """The service each variant ran as (added within version 1)."""
+
+    name: str
+    metrics: list[dict[str, Any]]
+    stop_signal: str | None
+    starts: int
 
 
 class PgoV1(TypedDict):
@@ -124,6 +163,7 @@ class PgoV1(TypedDict):
     variants: list[VariantRow]
     best: Best
     seconds: float
+    service: NotRequired[ServiceInfo]
 
 
 class Stage(TypedDict):
@@ -134,6 +174,8 @@ class Stage(TypedDict):
     command: list[str]
     seconds: float
     profile_problems: list[str]
+    #: hone's check that the binary carries its mode: "ok: …", "not verifiable: …", "" (not checked).
+    verification: NotRequired[str]
 
 
 class Host(TypedDict):

@@ -1,4 +1,4 @@
-"""``hone-tune`` (``hone tune --json``) and ``hone-worker`` (``hone worker --json``)."""
+"""``hone-tune`` (``hone tune --json``; versions 1 and 2) and ``hone-worker`` (``hone worker --json``)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Literal, NotRequired
 from typing_extensions import TypedDict
 
 from hone.report.formats.common import Comparison, Num, Pair, Value
+from hone.report.formats.compare import VerdictV2
 
 
 class Confirmation(TypedDict):
@@ -70,7 +71,10 @@ class Budget(TypedDict):
     max_time_s: Num
     estimate_s: Num
     spent_s: Num
-    planned_trials: NotRequired[int]
+    full_estimate_s: NotRequired[Num]
+    expected_trials: NotRequired[int | None]
+    per_run_s: NotRequired[Num]
+    planned_trials: NotRequired[int | None]
     trials_run: NotRequired[int]
     search_stopped: NotRequired[str | None]
     cuts: NotRequired[list[str]]
@@ -111,6 +115,142 @@ class TuneV1(TypedDict):
     chosen_by: NotRequired[str | None]
     ablation: NotRequired[Ablation | None]
     budget: NotRequired[Budget | None]
+    keep_reason: NotRequired[str | None]
+
+
+# ---------------------------------------------------------------- version 2
+# What changed from version 1: every verdict is one of faster/slower/equivalent/inconclusive
+# (no "no difference"), every comparison carries all of its fields (reason, rounds_needed,
+# estimator, alpha, …), and the fields version 1 added along the way (risks, chosen_by,
+# keep_reason, ablation, budget, a confirmation's baseline_means and metrics) are always
+# written. A verdict is hone.stats.paired.Verdict (VerdictV2, as in hone-compare/2).
+
+
+class ComparisonV2(TypedDict):
+    """A paired comparison as :meth:`hone.stats.paired.PairedComparison.to_dict` writes it:
+    every field of the shared Comparison, none optional."""
+
+    n: int
+    ratio: Num
+    change_pct: Num
+    ci_pct: Pair
+    p_value: Num
+    verdict: VerdictV2
+    mde_pct: Num
+    improved: bool
+    goal: Literal["minimize", "maximize"]
+    threshold: float
+    alpha: float
+    confidence: float
+    dropped: int
+    reason: str
+    estimator: str
+    tail_ratio: Num
+    rounds_needed: int | None
+
+
+class ConfirmationV2(TypedDict):
+    """A candidate re-measured against the baseline in interleaved rounds."""
+
+    name: str
+    trial: int
+    config: dict[str, Value]
+    comparison: ComparisonV2
+    means: dict[str, Num]
+    baseline_means: dict[str, Num]
+    metrics: dict[str, ComparisonV2]
+
+
+class RiskV2(TypedDict):
+    knob: str
+    value: str  # the value as written to the system
+    risk: str
+
+
+class AblationChangeV2(TypedDict):
+    knob: str
+    baseline: Value  # null: the knob had no starting value
+    winner: Value
+    kept: bool
+    note: str
+    effect_pct: Num
+    ci_pct: Pair
+    p_value: Num
+    verdict: VerdictV2
+    comparison: ComparisonV2
+
+
+class AblationV2(TypedDict):
+    winner: str
+    winner_trial: int
+    winner_config: dict[str, Value]
+    rounds: int
+    method: Literal["leave-one-out"]
+    changes: list[AblationChangeV2]
+    kept: list[str]
+    dropped: list[str]
+    minimal: dict[str, Value]
+    recommended: Literal["minimal", "winner"]
+    why: str
+    minimal_vs_baseline: ComparisonV2 | None
+    minimal_vs_winner: ComparisonV2 | None
+
+
+class BudgetV2(TypedDict):
+    """:meth:`hone.tune.timebudget.TimeBudget.to_dict`: seconds and trials."""
+
+    max_time_s: float | None
+    estimate_s: Num
+    full_estimate_s: Num
+    expected_trials: int | None
+    per_run_s: Num
+    spent_s: float
+    planned_trials: int | None
+    trials_run: int
+    search_stopped: str | None
+    cuts: list[str]
+
+
+class ObjectiveV2(TypedDict):
+    mode: Literal["single", "weighted", "pareto"]
+    label: str
+
+
+class TuneV2(TypedDict):
+    format: Literal["hone-tune/2"]
+    spec: str
+    spec_name: str
+    recommended: dict[str, Value] | None
+    recommended_trial: int | None
+    risks: list[RiskV2]
+    chosen_by: Literal["model", "confirmation mean"] | None
+    baseline_config: dict[str, Value]
+    baseline: dict[str, Num]
+    baseline_cv: dict[str, Num]
+    recommended_metrics: dict[str, Num] | None
+    improvement_pct: Num
+    ci_pct: Pair | None
+    p_value: Num
+    verdict: Literal["faster", "keep the current configuration", "no candidate to confirm"]
+    keep_reason: str | None
+    best_candidate: ConfirmationV2 | None
+    confirmations: list[ConfirmationV2]
+    objective: ObjectiveV2
+    importances: dict[str, float]
+    trials: int
+    failed_trials: int
+    seed: int | None
+    sampler: str
+    storage: str
+    study: str
+    applied: bool
+    apply_command: str | None
+    run_settings: dict[str, Value]
+    restore_problems: list[str]
+    ablation: AblationV2 | None
+    budget: BudgetV2 | None
+    started: float
+    finished: float
 
 
 class WorkerV1(TypedDict):
