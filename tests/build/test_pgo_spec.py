@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hone.cli._pgo import parse_scenario, plan_from_spec
-from hone.errors import HoneError, SpecError
+from hone.core.errors import HoneError, SpecError
 from hone.spec import load_spec
 
 

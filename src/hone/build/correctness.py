@@ -2,7 +2,7 @@
 
 Each variant runs every train and evaluate scenario once; its exit code and stdout must
 equal the default's, or the user's ``check`` command must accept its output. BOLT 16
-produced a wrong-answer binary on this VM without any warning (FIELD-NOTES), so this is
+can produce a wrong-answer binary without any warning (docs/machine-facts.md), so this is
 not optional.
 """
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hone.build.scenario import Scenario, run_scenario
-from hone.run.process import ProcessResult, run_process
+from hone.core.process import ProcessResult, run_process
 
 
 @dataclass

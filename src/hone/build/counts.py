@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from hone.build.scenario import Scenario, run_scenario
-from hone.errors import CapabilityError
+from hone.core.errors import CapabilityError
 from hone.run.instructions import SIGILL_HINT, VALGRIND_TIMEOUT_FACTOR, cannot_decode, parse_cachegrind, sigill_message
 
 EVENTS = ("Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw", "Bc", "Bcm", "Bi", "Bim")

@@ -5,8 +5,9 @@ layout-noise floor.
 
 The noise floor: defaults rebuilt with alignment perturbations are measured like any
 variant; the largest |change| among them (in %) is what layout alone does to this
-program here. FIELD-NOTES measured a 1.7× swing from a 16-byte shift, so a variant
-whose gain stays within that floor is reported as "within noise floor", not "faster".
+program here. A 16-byte shift alone can move a loop's time by 1.7× (docs/machine-facts.md), so
+a variant whose gain stays within that floor is reported as "within noise floor", not
+"faster" (docs/decisions/0016-layout-noise-floor.md).
 """
 
 from __future__ import annotations
@@ -20,10 +21,14 @@ from typing import Any
 from hone.build.correctness import Reference
 from hone.build.counts import Counts
 from hone.build.scenario import Scenario, run_scenario
+from hone.build.service import SERVER_CPU, ServiceLoad
+from hone.core.errors import BenchmarkError
+from hone.core.metrics import value
 from hone.experiment import ExperimentSettings, compare_arms, run_experiment
-from hone.metrics import value
 from hone.run.benchmark import Measurement
+from hone.run.metrics import extract
 from hone.run.schedule import InterleavedResult, Variant
+from hone.spec.models import Metric
 from hone.stats.paired import PairedComparison
 
 NOISE_PREFIX = "noise-"
@@ -33,7 +38,7 @@ ALPHA = 0.05
 
 
 def cpu_time(m: Measurement) -> float:
-    """The figure compared: the run's CPU time (user + system, :mod:`hone.metrics`)."""
+    """The figure compared: the run's CPU time (user + system, :mod:`hone.core.metrics`)."""
     return value(m, "cpu_time")
 
 
@@ -92,6 +97,136 @@ def time_scenario(scenario: Scenario, binaries: dict[str, Path], reference: Refe
     run_experiment(variants, ExperimentSettings(rounds=rounds, warmup=warmup, seed=seed, threshold=threshold,
                                                 alpha=ALPHA, estimator="auto"), analyse=analyse, on_run=on_run)
     return judged["last"]
+
+
+@dataclass
+class ServiceTiming:
+    """Every binary's runs as the service on one evaluate scenario (index = round) and, per
+    figure (the spec's metrics, then :data:`SERVER_CPU` when every run has it), each
+    binary's comparison with the default."""
+
+    scenario: str
+    runs: dict[str, list[Measurement]]
+    comparisons: dict[str, dict[str, PairedComparison]]
+    goals: dict[str, str]
+    failures: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _figure(name: str) -> Callable[[Measurement], float]:
+    return lambda m: m.metrics.get(name, math.nan)
+
+
+def judge_service(scenario: str, runs: dict[str, list[Measurement]], metrics: list[Metric], *, threshold: float,
+                  alpha: float = ALPHA, seed: int = 0) -> ServiceTiming:
+    """Compare every binary with the default on each metric (its goal) and on the server's
+    CPU time (minimize) when every successful run has it."""
+    goals = {m.name: m.goal or "maximize" for m in metrics}
+    ok = [m for rs in runs.values() for m in rs if m.ok]
+    if ok and all(SERVER_CPU in m.metrics for m in ok):
+        goals[SERVER_CPU] = "minimize"
+    comps = {name: compare_arms(runs, DEFAULT, _figure(name), goal=goal,  # type: ignore[arg-type]
+                                threshold=threshold, alpha=alpha, seed=seed)
+             for name, goal in goals.items()}
+    fails = {n: [m.error or "" for m in rs if not m.ok] for n, rs in runs.items()}
+    return ServiceTiming(scenario, runs, comps, goals, {k: v for k, v in fails.items() if v})
+
+
+def time_service_scenario(scenario: Scenario, binaries: dict[str, Path], reference: Reference, service: ServiceLoad,
+                          *, rounds: int, warmup: int, seed: int, timeout: float, cwd: Path | None,
+                          threshold: float = 0.01) -> ServiceTiming:
+    """One arm per binary on the A/B engine: each run starts that binary as the service,
+    runs ``scenario`` as the load, extracts the spec's metrics from its output, reads the
+    server's CPU time and stops it. A run whose load fails, whose server dies, or whose
+    metric is missing counts as failed (NaN)."""
+    metrics = service.metrics
+
+    def runner(binary: Path) -> Callable[[], Measurement]:
+        def _run() -> Measurement:
+            srun = service.run(scenario, binary, timeout=timeout, cwd=cwd)
+            res = srun.result
+            m = Measurement.from_process(res)
+            if srun.died:
+                m.error = srun.died
+            elif res.timed_out or res.returncode != reference.returncode:
+                m.error = res.describe_failure()
+            else:
+                try:
+                    for metric in metrics:
+                        m.metrics[metric.name] = extract(metric, res)
+                except BenchmarkError as exc:
+                    m.error = exc.message
+            if srun.server_cpu_s is not None:
+                m.metrics[SERVER_CPU] = srun.server_cpu_s
+            return m
+        return _run
+
+    primary = metrics[0].name
+    variants = [Variant(name, runner(path)) for name, path in binaries.items()]
+    judged: dict[str, ServiceTiming] = {}
+
+    def analyse(result: InterleavedResult, alpha: float) -> bool:
+        judged["last"] = judge_service(scenario.name, result.runs, metrics, threshold=threshold, alpha=alpha,
+                                       seed=seed)
+        return all(c.decisive for n, c in judged["last"].comparisons[primary].items()
+                   if not n.startswith(NOISE_PREFIX))
+
+    run_experiment(variants, ExperimentSettings(rounds=rounds, warmup=warmup, seed=seed, threshold=threshold,
+                                                alpha=ALPHA, estimator="auto"), analyse=analyse)
+    return judged["last"]
+
+
+def _comparison_dict(comp: PairedComparison | None, values: list[float], goal: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"goal": goal, "median": _median(values)}
+    if comp is None:
+        out.update(ratio=1.0, change_pct=0.0, verdict="reference")
+    else:
+        out.update(ratio=comp.ratio, change_pct=comp.change_pct, ci_pct=list(comp.ci_pct), p_value=comp.p_value,
+                   n=comp.n, verdict=comp.verdict, reason=comp.reason, rounds_needed=comp.rounds_needed)
+    return out
+
+
+def service_rows(timing: ServiceTiming, binaries: dict[str, Path], modes: dict[str, str]
+                 ) -> tuple[list[dict[str, Any]], float]:
+    """One JSON row per variant of a service scenario and the scenario's noise floor in %
+    (on the first metric). ``verdict`` is the first metric's (floored, "faster" = better
+    along its goal); the ``time`` fields are the server's CPU time; ``metrics`` has every
+    figure's median, ratio (variant / default), CI and verdict."""
+    primary = next(iter(timing.goals))
+    floor = noise_floor_pct(timing.comparisons[primary])
+    cpu_comps = timing.comparisons.get(SERVER_CPU, {})
+    rows: list[dict[str, Any]] = []
+    for name, path in binaries.items():
+        runs = timing.runs[name]
+        figures = {fig: _comparison_dict(timing.comparisons[fig].get(name), [
+            m.metrics.get(fig, math.nan) if m.ok else math.nan for m in runs], goal)
+            for fig, goal in timing.goals.items()}
+        cpu = [m.metrics.get(SERVER_CPU, math.nan) if m.ok else math.nan for m in runs]
+        row: dict[str, Any] = {
+            "variant": name, "mode": modes.get(name, name), "binary": str(path), "scenario": timing.scenario,
+            "cpu_s_median": _median(cpu), "instructions": None, "instructions_ratio": None,
+            "branch_mispredicts_ratio": None, "cache_misses_ratio": None, "noise_floor_pct": floor,
+            "failed_runs": len(timing.failures.get(name, [])), "metric": primary,
+            "metrics": {k: v for k, v in figures.items() if k != SERVER_CPU},
+        }
+        if name == DEFAULT:
+            row.update(time_ratio=1.0 if cpu_comps else None, time_ci=[1.0, 1.0] if cpu_comps else None,
+                       change_pct=0.0, p_value=None, n=len(runs), verdict="reference", metric_score=1.0)
+        else:
+            comp = timing.comparisons[primary][name]
+            c = cpu_comps.get(name)
+            score = comp.ratio if timing.goals[primary] == "minimize" else (1 / comp.ratio if comp.ratio else None)
+            row.update(
+                time_ratio=c.ratio if c else None,
+                time_ci=[1 + c.ci_pct[0] / 100, 1 + c.ci_pct[1] / 100] if c else None,
+                change_pct=c.change_pct if c else None, p_value=c.p_value if c else None, n=comp.n,
+                cpu_verdict=c.verdict if c else None,
+                verdict="noise probe" if name.startswith(NOISE_PREFIX) else verdict_with_floor(comp, floor),
+                paired_verdict=comp.verdict, ci_pct=list(comp.ci_pct), reason=comp.reason,
+                rounds_needed=comp.rounds_needed, estimator=comp.estimator, alpha=comp.alpha,
+                metric_score=score,
+            )
+        rows.append(row)
+    return rows, floor
 
 
 def noise_floor_pct(comparisons: dict[str, PairedComparison]) -> float:
@@ -184,7 +319,8 @@ def geomean(values: list[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in good) / len(good))
 
 
-def pick_best(rows: list[dict[str, Any]], variants: list[str]) -> dict[str, Any]:
+def pick_best(rows: list[dict[str, Any]], variants: list[str], rank: str = "time_ratio",
+              figure: str = "CPU-time") -> dict[str, Any]:
     """The variant to use: faster than the default beyond the noise floor on at least one
     evaluate scenario, slower on none, lowest geometric-mean time ratio. Also names the
     variant with the lowest instruction count (deterministic), whatever time says.
@@ -192,7 +328,10 @@ def pick_best(rows: list[dict[str, Any]], variants: list[str]) -> dict[str, Any]
     "Slower on none" is not "shown no slower everywhere": a scenario where the pick's
     comparison is inconclusive could hide a loss of the size its CI leaves open. The pick
     then says so (``settled`` false, ``unsettled`` with each such scenario's range and the
-    rounds that would settle it) instead of counting that scenario as no loss."""
+    rounds that would settle it) instead of counting that scenario as no loss.
+
+    ``rank``: the row field ranked on, lower is better (services: ``metric_score``, the first
+    metric's ratio turned so that lower is better); ``figure`` names it in the reason."""
     by_variant: dict[str, list[dict[str, Any]]] = {v: [] for v in variants}
     for r in rows:
         if r["variant"] in by_variant:
@@ -201,7 +340,7 @@ def pick_best(rows: list[dict[str, Any]], variants: list[str]) -> dict[str, Any]
     for name, rs in by_variant.items():
         if not rs:
             continue
-        t = geomean([r["time_ratio"] for r in rs])
+        t = geomean([r[rank] for r in rs])
         i = geomean([r["instructions_ratio"] for r in rs]) if all(r["instructions_ratio"] for r in rs) else None
         verdicts = [r["verdict"] for r in rs]
         eligible = "faster" in verdicts and "slower" not in verdicts
@@ -216,7 +355,7 @@ def pick_best(rows: list[dict[str, Any]], variants: list[str]) -> dict[str, Any]
         open_rows = [r for r in by_variant[name] if r["verdict"] == "inconclusive"]
         unsettled = [{"scenario": r["scenario"], "ci_pct": r.get("ci_pct"), "reason": r.get("reason", ""),
                       "rounds_needed": r.get("rounds_needed")} for r in open_rows]
-        reason = "lowest geometric-mean CPU-time ratio among variants faster beyond the noise floor"
+        reason = f"lowest geometric-mean {figure} ratio among variants faster beyond the noise floor"
         if unsettled:
             reason += "; not shown no slower on " + "; ".join(_open_text(u) for u in unsettled)
         out = {"variant": name, "time_ratio_geomean": t, "instructions_ratio_geomean": i, "reason": reason,

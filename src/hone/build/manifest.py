@@ -23,6 +23,8 @@ class Stage:
     command: list[str]
     seconds: float
     profile_problems: list[str] = field(default_factory=list)
+    # What hone.build.verify found in the binary ("ok: …", "not verifiable: …"; "" when not checked).
+    verification: str = ""
 
 
 @dataclass

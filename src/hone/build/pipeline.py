@@ -27,19 +27,31 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hone.build.correctness import Reference, reference_of, verify
+from hone.build.correctness import Mismatch, Reference, difference, reference_of, run_check, verify
 from hone.build.counts import Counts, CountsUnavailable, measure_counts
-from hone.build.evaluate import NOISE_PREFIX, pick_best, scenario_rows, time_scenario
+from hone.build.evaluate import (
+    NOISE_PREFIX,
+    geomean,
+    pick_best,
+    scenario_rows,
+    service_rows,
+    time_scenario,
+    time_service_scenario,
+)
 from hone.build.manifest import Manifest, Stage
 from hone.build.modes import PROFILE_MODES, AutoFdo, BoltPass, InstrGcc, ProfileMode, add_lto
+from hone.build.modes.base import NoProfileWrittenError
 from hone.build.plan import NOISE_CFLAGS, NOISE_RUSTFLAGS, BuildPlan
 from hone.build.profiles import MergedProfile, ScenarioProfile
 from hone.build.recipe import Family, Recipe, default_recipe
 from hone.build.scenario import Scenario, run_scenario
+from hone.build.service import ServiceLoad, ServiceRun
 from hone.build.systems import SYSTEMS, BuildFlags, BuildSystem
 from hone.build.toolchain import Compilers, clang_compilers, gcc_compilers, rust_tools
-from hone.errors import HoneError
-from hone.paths import state_dir
+from hone.build.verify import FlagsNotAppliedError, Verification, check_instrumented, check_profile_use, explain
+from hone.core.errors import BenchmarkError, HoneError
+from hone.core.paths import state_dir
+from hone.core.process import ProcessResult
 
 RESULT_FORMAT = "hone-pgo/1"
 Log = Callable[[str], None]
@@ -88,6 +100,11 @@ class PgoRun:
         self.references: dict[str, Reference] = {}
         self.warnings: list[str] = []
         self.work = Path()
+        self.service: ServiceLoad | None = ServiceLoad(plan.service) if plan.service is not None else None
+        if self.service is not None and not self.service.names_binary:
+            self.warnings.append("service.start does not name the program as {binary}: the scenarios run the"
+                                 " program themselves, the service is not started")
+            self.service = None
 
     # ------------------------------------------------------------------ preflight
 
@@ -101,7 +118,10 @@ class PgoRun:
             raise HoneError("no train scenario", hint="--train 'CMD with {binary}' (repeatable)")
         if not plan.evaluate:
             raise HoneError("no evaluate scenario", hint="--evaluate 'CMD with {binary}' (repeatable)")
-        for scn in [*plan.train, *plan.evaluate]:
+        if self.service is not None and any(r.profile == "autofdo" for r in plan.recipes):
+            raise HoneError("autofdo does not train servers yet (perf record wraps the scenario's {binary})",
+                            hint="use instr-gcc or instr-clang with a service:")
+        for scn in [] if self.service is not None else [*plan.train, *plan.evaluate]:
             if "{binary}" not in scn.command:
                 raise HoneError(f"scenario {scn.name!r} does not name the program as {{binary}}: {scn.command}",
                                 hint="write the program as {binary}; hone puts each variant's path there")
@@ -143,7 +163,7 @@ class PgoRun:
         c = self._compilers(family)
         p = self.plan
         return BuildFlags(cc=c.cc, cxx=c.cxx, ar=c.ar, ranlib=c.ranlib, cflags=list(p.base_cflags),
-                          ldflags=list(p.base_ldflags), rustflags=list(p.base_rustflags))
+                          ldflags=list(p.base_ldflags), rustflags=list(p.base_rustflags), family=family)
 
     def build_slot(self) -> Path:
         """The one directory every build happens in, one build at a time.
@@ -175,8 +195,12 @@ class PgoRun:
         return dest
 
     def build_tree(self, tree: Path, flags: BuildFlags, log_path: Path, stage: str,
-                   mode: ProfileMode | None = None) -> tuple[Path, Stage]:
-        """Build ``tree`` with ``flags``; append its log; return the binary and a manifest stage."""
+                   mode: ProfileMode | None = None, check: Callable[[Path], Verification | None] | None = None,
+                   variant: str = "") -> tuple[Path, Stage]:
+        """Build ``tree`` with ``flags``; append its log; return the binary and a manifest stage.
+
+        ``check`` verifies the binary carries the mode (:mod:`hone.build.verify`); a
+        binary without it raises FlagsNotAppliedError naming ``variant`` and the cause."""
         t0 = time.perf_counter()
         try:
             binary, log = self.system.build(tree, flags)
@@ -185,11 +209,18 @@ class PgoRun:
             with log_path.open("a") as f:
                 f.write(f"### {stage}\n{blog.text if blog else ''}\n{exc.message}\n")
             raise
+        verification = check(binary) if check else None
         with log_path.open("a") as f:
             f.write(f"### {stage}\n{log.text}\n")
+            if verification is not None:
+                f.write(f"[hone verify: {verification.line}]\n")
+        if verification is not None and verification.status == "missing":
+            raise explain(variant, stage, binary, verification, log, flags.family or "gcc", flags.cflags, log_path,
+                          self.plan.system)
         problems = mode.problems(log.text) if mode else []
         argv = self.system.steps(tree, flags)[-1][0]
-        return binary, Stage(stage, flags.to_dict(), argv, round(time.perf_counter() - t0, 2), problems)
+        return binary, Stage(stage, flags.to_dict(), argv, round(time.perf_counter() - t0, 2), problems,
+                             verification.line if verification else "")
 
     def build_variant(self, name: str, recipe: Recipe, kind: str, extra_flags: list[str] | None = None) -> BuiltVariant:
         """Build one variant into ``variants/<name>/``; on failure remove that directory."""
@@ -206,6 +237,8 @@ class PgoRun:
                 if item.name != "build.log":
                     shutil.rmtree(item) if item.is_dir() else item.unlink()
             shutil.rmtree(self.build_slot(), ignore_errors=True)
+            if isinstance(exc, FlagsNotAppliedError):
+                raise  # the project's build ignores hone's flags: no variant can work, say why now
             built.status, built.error = "failed", f"{exc.message} (log: {vdir / 'build.log'})"
             self.log(f"build {name} FAILED: {exc.message}")
         built.seconds = time.perf_counter() - t0
@@ -242,7 +275,10 @@ class PgoRun:
         if mode is not None and merged is not None:
             mode.prepare_tree(tree, merged)
         log_path = vdir / "build.log"
-        binary, stage = self.build_tree(tree, flags, log_path, "optimizing build" if mode else "build", mode)
+        use_flag = mode.use_flag if mode else None
+        check = (lambda b: check_profile_use(b, use_flag)) if use_flag else None
+        binary, stage = self.build_tree(tree, flags, log_path, "optimizing build" if mode else "build", mode,
+                                        check=check, variant=built.name)
         manifest.stages.append(stage)
         if stage.profile_problems:
             built.problems = stage.profile_problems
@@ -301,7 +337,10 @@ class PgoRun:
             if key != kind and lto:
                 add_lto(flags, family, lto, self.plan.jobs)  # type: ignore[arg-type]
             tree = self.fresh_tree(self.build_slot())
-            built_binary, stage = self.build_tree(tree, flags, tdir / "build.log", "training build")
+            marker = mode.marker
+            check = (lambda b: check_instrumented(b, marker)) if marker in ("gcov", "llvm") else None
+            built_binary, stage = self.build_tree(tree, flags, tdir / "build.log", "training build",
+                                                  check=check, variant=key)
             self.train_stages[key] = stage
             binary = tdir / (built_binary.name + ".instrumented")
             shutil.copy2(built_binary, binary)
@@ -310,13 +349,20 @@ class PgoRun:
             for scn in self.plan.train:
                 sdir = tdir / "scenarios" / scn.name
                 sdir.mkdir(parents=True, exist_ok=True)
-                res = run_scenario(scn, binary, timeout=self.plan.run_timeout * 20, cwd=self.plan.scenario_cwd,
-                                   env=mode.scenario_env(sdir))
+                res, srun = self.run_load(scn, binary, timeout=self.plan.run_timeout * 20,
+                                          env=mode.scenario_env(sdir), what=f"{kind}: train scenario")
                 if res.timed_out or res.returncode != self.references[scn.name].returncode:
                     raise HoneError(f"{kind}: train scenario {scn.name!r} failed on the instrumented binary:"
                                     f" {res.describe_failure()}")
-                part = mode.collect(scn.name, scn.weight, sdir, self.build_slot())
-                part.train_cpu_s = round(res.cpu_s, 3)
+                try:
+                    part = mode.collect(scn.name, scn.weight, sdir, self.build_slot())
+                except NoProfileWrittenError as exc:
+                    server = f". {srun.exit_note()}" if srun is not None else ""
+                    raise NoProfileWrittenError(f"{exc.message}. {_training_binary_note(stage, tdir)}{server}",
+                                                hint=exc.hint) from exc
+                part.train_cpu_s = round(res.cpu_s if srun is None else srun.server_cpu_s or 0.0, 3)
+                if srun is not None:
+                    part.server_exit = srun.exit_status
                 parts.append(part)
                 self.log(f"train {kind}: {scn.name} (weight {scn.weight:g}) → {part.total_count:,} counts")
             mdir = tdir / "merged"
@@ -360,7 +406,7 @@ class PgoRun:
         self.bolt.instrument(binary, inst, raw)
         parts = []
         for scn in self.plan.train:
-            res = run_scenario(scn, inst, timeout=self.plan.run_timeout * 20, cwd=self.plan.scenario_cwd)
+            res, _ = self.run_load(scn, inst, timeout=self.plan.run_timeout * 20, what="bolt: train scenario")
             if res.timed_out or res.returncode != self.references[scn.name].returncode:
                 raise HoneError(f"bolt: train scenario {scn.name!r} failed on the instrumented binary:"
                                 f" {res.describe_failure()}")
@@ -370,6 +416,37 @@ class PgoRun:
         merged = self.bolt.merge(parts, bdir)
         inst.unlink()
         return merged
+
+    # ------------------------------------------------------------------ servers
+
+    def run_load(self, scn: Scenario, binary: Path, *, timeout: float, env: dict[str, str] | None = None,
+                 what: str = "scenario") -> tuple[ProcessResult, ServiceRun | None]:
+        """Run ``scn`` on ``binary``: itself, or as the load of ``binary`` started as the
+        service (stopped gracefully after it; a server that died before raises HoneError
+        with its log's tail)."""
+        if self.service is None:
+            return run_scenario(scn, binary, timeout=timeout, cwd=self.plan.scenario_cwd, env=env), None
+        srun = self.service.run(scn, binary, timeout=timeout, cwd=self.plan.scenario_cwd, env=env)
+        if srun.died:
+            raise BenchmarkError(f"{what} {scn.name!r}: {srun.died}")
+        return srun.result, srun
+
+    def verify_service(self, binary: Path, scenarios: list[Scenario]) -> list[Mismatch]:
+        """A server variant's correctness: every scenario's load exits as it did against the
+        default (its output holds measurements, not answers), or ``check`` accepts it; the
+        server must not die."""
+        assert self.service is not None
+        bad: list[Mismatch] = []
+        for scn in scenarios:
+            srun = self.service.run(scn, binary, timeout=self.plan.run_timeout, cwd=self.plan.scenario_cwd)
+            ref = self.references[scn.name]
+            res = srun.result
+            why = srun.died or (run_check(self.plan.check, scn, binary, res, ref, timeout=self.plan.run_timeout,
+                                          cwd=self.plan.scenario_cwd) if self.plan.check
+                                else difference(Reference(ref.returncode, res.stdout), res))
+            if why:
+                bad.append(Mismatch(scn.name, why))
+        return bad
 
     # ------------------------------------------------------------------ the run
 
@@ -387,6 +464,9 @@ class PgoRun:
             # Nothing half-built stays behind: a run that did not finish leaves no tree.
             shutil.rmtree(self.work / "build", ignore_errors=True)
             raise
+        finally:
+            if self.service is not None:
+                self.service.close()  # no server of hone's outlives the run
 
     def _run(self) -> dict[str, Any]:
         plan = self.plan
@@ -397,7 +477,7 @@ class PgoRun:
                             hint=f"see {self.work}/variants; the build must work before hone can improve it")
         scenarios = _unique([*plan.train, *plan.evaluate])
         for scn in scenarios:
-            res = run_scenario(scn, default.binary, timeout=plan.run_timeout, cwd=plan.scenario_cwd)
+            res, _ = self.run_load(scn, default.binary, timeout=plan.run_timeout, what="scenario")
             if res.timed_out:
                 raise HoneError(f"scenario {scn.name!r} timed out on the default binary ({plan.run_timeout:g} s)")
             if res.returncode != 0:
@@ -415,8 +495,9 @@ class PgoRun:
         for b in built[1:]:
             if b.status != "ok" or b.binary is None:
                 continue
-            bad = verify(b.binary, scenarios, self.references, check=plan.check, timeout=plan.run_timeout,
-                         cwd=plan.scenario_cwd)
+            bad = (self.verify_service(b.binary, scenarios) if self.service is not None else
+                   verify(b.binary, scenarios, self.references, check=plan.check, timeout=plan.run_timeout,
+                          cwd=plan.scenario_cwd))
             if bad:
                 b.status = "rejected"
                 b.error = "; ".join(f"{m.scenario}: {m.detail}" for m in bad)
@@ -427,7 +508,19 @@ class PgoRun:
         rows: list[dict[str, Any]] = []
         floors: dict[str, float] = {}
         counts_note: str | None = None
+        if self.service is not None:
+            counts_note = "no cachegrind counts: the program runs as a service (compared on the spec's metrics)"
         for i, scn in enumerate(plan.evaluate):
+            if self.service is not None:
+                self.log(f"serve {scn.name}: {plan.rounds} interleaved rounds × {len(binaries)} binaries as the"
+                         " service …")
+                stiming = time_service_scenario(scn, binaries, self.references[scn.name], self.service,
+                                                rounds=plan.rounds, warmup=plan.warmup, seed=plan.seed + i,
+                                                timeout=plan.run_timeout, cwd=plan.scenario_cwd, threshold=0.01)
+                srows, floor = service_rows(stiming, binaries, modes)
+                rows += srows
+                floors[scn.name] = floor
+                continue
             counts: dict[str, Counts | None] = {}
             if plan.counts and counts_note is None:
                 for b in ok:
@@ -449,7 +542,16 @@ class PgoRun:
             rows += srows
             floors[scn.name] = floor
         variant_names = [b.name for b in ok if b.kind == "variant"]
-        best = pick_best(rows, variant_names)
+        if self.service is not None:
+            primary = self.service.metrics[0].name
+            best = pick_best(rows, variant_names, rank="metric_score", figure=f"{primary} (goal-oriented)")
+            if best.get("variant"):
+                mine = [r for r in rows if r["variant"] == best["variant"]]
+                best["time_ratio_geomean"] = geomean([r["time_ratio"] for r in mine])
+                best["metric_ratio_geomean"] = geomean([r["metrics"][primary]["ratio"] for r in mine])
+            best["metric"] = primary
+        else:
+            best = pick_best(rows, variant_names)
         result = {
             "format": RESULT_FORMAT,
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -471,8 +573,28 @@ class PgoRun:
             "best": best,
             "seconds": round(time.perf_counter() - started, 1),
         }
+        if self.service is not None:
+            spec = self.service.loaded.spec
+            assert spec.service is not None
+            result["service"] = {"name": self.service.manager.name,
+                                 "metrics": [{"name": m.name, "goal": m.goal, "unit": m.unit} for m in spec.metrics],
+                                 "stop_signal": spec.service.stop.signal if not spec.service.stop.command else None,
+                                 "starts": self.service.manager.starts}
         (self.work / "result.json").write_text(json.dumps(result, indent=2, default=_json_default) + "\n")
         return result
+
+
+def _training_binary_note(stage: Stage, tdir: Path) -> str:
+    """What the check of the instrumented binary found, as the likely cause of a missing profile."""
+    where = f"'hone verify' in {tdir / 'build.log'}"
+    if stage.verification.startswith("ok"):
+        found = stage.verification.removeprefix("ok: ").removeprefix("instrumented: ")
+        return (f"The training binary is instrumented ({found}; {where}), so hone's flags did"
+                " arrive: the likely cause is the scenario — it ran another copy of the program, or the program"
+                " did not exit normally")
+    return (f"The training binary could not be checked for instrumentation ({stage.verification or 'no check'};"
+            f" {where}): either hone's flags never reached the compiler (does the build assign CC/CFLAGS"
+            " itself and call the compiler by path?), or the scenario did not run it to a normal exit")
 
 
 def _unique(scenarios: list[Scenario]) -> list[Scenario]:

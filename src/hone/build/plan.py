@@ -7,6 +7,7 @@ from pathlib import Path
 
 from hone.build.recipe import Recipe
 from hone.build.scenario import Scenario
+from hone.spec.loader import LoadedSpec
 
 # Default layout perturbations for the noise floor: the same code, placed differently.
 NOISE_CFLAGS = (["-falign-functions=64"], ["-falign-functions=32", "-falign-loops=32"],
@@ -50,6 +51,10 @@ class BuildPlan:
     keep_trees: bool = False
     seed: int = 0
     scenario_dir: Path | None = None
+    #: A spec whose ``service:`` starts the program as ``{binary}``: every variant runs as that
+    #: server and each scenario is its load (:mod:`hone.build.service`); compared on the spec's
+    #: metrics and the server's CPU time.
+    service: LoadedSpec | None = None
 
     @property
     def scenario_cwd(self) -> Path:

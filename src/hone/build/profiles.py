@@ -31,6 +31,8 @@ class ScenarioProfile:
     total_count: int
     weight: float
     train_cpu_s: float = 0.0
+    #: A server's exit status after hone stopped it (training under load); None otherwise.
+    server_exit: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

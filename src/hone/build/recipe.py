@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from hone.errors import HoneError
+from hone.core.errors import HoneError
 
 Family = Literal["gcc", "clang", "rust"]
 ProfileKind = Literal["instr-gcc", "instr-clang", "instr-rust", "autofdo"]

@@ -2,7 +2,7 @@
 
 The binary's path never gets pasted into the shell text: ``{binary}`` becomes a reference
 to ``$HONE_BINARY`` quoted for where it stands (``"$HONE_BINARY"`` unquoted, ``${HONE_BINARY}``
-inside double quotes, :mod:`hone.shell_text`) and the path travels in the environment, so a
+inside double quotes, :mod:`hone.core.shell_text`) and the path travels in the environment, so a
 path with spaces or quotes cannot change what the command does.
 """
 
@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from hone.run.process import ProcessResult, run_process
-from hone.shell_text import rewrite
+from hone.core.process import ProcessResult, run_process
+from hone.core.shell_text import rewrite
 
 BINARY_PLACEHOLDER = "{binary}"
 

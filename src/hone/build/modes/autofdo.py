@@ -17,8 +17,8 @@ from hone.build.modes.base import ProfileMode
 from hone.build.profiles import MergedProfile, ScenarioProfile, integer_weights, llvm_total_count, sha256_path
 from hone.build.systems.base import BuildFlags
 from hone.build.toolchain import LLVM_BIN, clang_profdata, tool_version
-from hone.errors import CapabilityError, HoneError
-from hone.run.process import run_process
+from hone.core.errors import CapabilityError, HoneError
+from hone.core.process import run_process
 
 WORKING_ELSEWHERE = ("instr-gcc", "instr-clang", "instr-rust", "lto", "lto-thin", "bolt (instrument mode)")
 
@@ -52,7 +52,10 @@ def check_lbr() -> None:
 
 class AutoFdo(ProfileMode):
     kind = "autofdo"
+    description = "sampled PGO from branch stacks (perf record -b, llvm-profgen, -fprofile-sample-use)"
+    tools = ("clang", "perf", "llvm-profgen", "llvm-profdata")
     problem_patterns = (r"profile data may be out of date", r"could not read profile", r"error in profile")
+    use_flag = "-fprofile-sample-use"  # the sampled build is an ordinary optimized one: no marker
 
     def preflight(self) -> None:
         check_lbr()

@@ -10,9 +10,16 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from pathlib import Path
+from typing import ClassVar
 
 from hone.build.profiles import MergedProfile, ScenarioProfile
 from hone.build.systems.base import BuildFlags
+from hone.core.errors import HoneError
+
+
+class NoProfileWrittenError(HoneError):
+    """A training scenario left no profile file (the pipeline adds what the check of the
+    instrumented binary found, :mod:`hone.build.verify`)."""
 
 
 class ProfileMode(ABC):
@@ -21,9 +28,17 @@ class ProfileMode(ABC):
     ``scenario_env`` then ``collect`` → ``merge`` → ``prepare_tree`` + ``apply`` (flags
     of the optimizing build) → ``problems`` (its build log)."""
 
-    kind: str = "?"
+    kind: str = "?"  # its name: the key of hone.build.modes.PROFILE_MODES and of --mode
+    #: What it does, in one line.
+    description: ClassVar[str] = ""
+    #: The programs :meth:`preflight` needs (it finds them and records their versions).
+    tools: ClassVar[tuple[str, ...]] = ()
     # Lines of the optimizing build's output that mean "the profile was not used".
     problem_patterns: tuple[str, ...] = ()
+    # What the training build's binary must carry (hone.build.verify): "gcov", "llvm" or None.
+    marker: str | None = None
+    # The flag a recorded command line of the optimizing build must contain.
+    use_flag: str | None = None
 
     def __init__(self) -> None:
         self.versions: dict[str, str] = {}
@@ -51,6 +66,11 @@ class ProfileMode(ABC):
     @abstractmethod
     def apply(self, flags: BuildFlags, merged: MergedProfile) -> None:
         """Add the profile-use flags for the optimizing build."""
+
+    @classmethod
+    def describe(cls) -> str:
+        """``kind: description (needs tool, tool)``."""
+        return f"{cls.kind}: {cls.description} (needs {', '.join(cls.tools)})"
 
     def prepare_tree(self, tree: Path, merged: MergedProfile) -> None:
         """Put profile files where the compiler looks for them (gcc only)."""

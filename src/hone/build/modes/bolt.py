@@ -3,7 +3,7 @@
 ``llvm-bolt -data`` the relinked binary into its optimized layout.
 
 gcc's hot/cold function splitting (``-freorder-blocks-and-partition``, on with a
-profile) made BOLT 16 emit a wrong-answer binary on this VM (FIELD-NOTES), so gcc
+profile) made BOLT 16 emit a wrong-answer binary (docs/machine-facts.md), so gcc
 builds that BOLT will process are compiled without it.
 """
 
@@ -16,8 +16,8 @@ from hone.build.profiles import MergedProfile, ScenarioProfile, fdata_total, mer
 from hone.build.recipe import Family
 from hone.build.systems.base import BuildFlags
 from hone.build.toolchain import bolt_tools
-from hone.errors import HoneError
-from hone.run.process import run_process
+from hone.core.errors import HoneError
+from hone.core.process import run_process
 
 OPTIMIZE_FLAGS = ["-reorder-blocks=ext-tsp", "-reorder-functions=hfsort", "-split-functions",
                   "-split-all-cold", "-icf=1", "-use-gnu-stack", "-dyno-stats"]

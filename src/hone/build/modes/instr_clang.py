@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hone.build.modes.base import ProfileMode
+from hone.build.modes.base import NoProfileWrittenError, ProfileMode
 from hone.build.profiles import MergedProfile, ScenarioProfile, integer_weights, llvm_total_count, sha256_path
 from hone.build.systems.base import BuildFlags
 from hone.build.toolchain import clang_profdata, tool_version
-from hone.errors import HoneError
-from hone.run.process import run_process
+from hone.core.process import run_process
 
 
 class LlvmProfileMode(ProfileMode):
     """Shared by clang and rustc: both write LLVM ``.profraw`` files."""
 
     profdata = ""
+    marker = "llvm"
 
     def scenario_env(self, scenario_dir: Path) -> dict[str, str]:
         # %p: one file per process (scenarios may start the program several times); %m: per binary.
@@ -25,8 +25,8 @@ class LlvmProfileMode(ProfileMode):
     def collect(self, scenario: str, weight: float, scenario_dir: Path, instr_tree: Path) -> ScenarioProfile:
         raws = sorted((scenario_dir / "raw").glob("*.profraw"))
         if not raws:
-            raise HoneError(f"{self.kind}: scenario {scenario!r} wrote no .profraw file",
-                            hint="does the scenario run {binary}, and does it exit normally?")
+            raise NoProfileWrittenError(f"{self.kind}: scenario {scenario!r} wrote no .profraw file",
+                                        hint="does the scenario run {binary}, and does it exit normally?")
         out = scenario_dir / f"{scenario}.profdata"
         run_process([self.profdata, "merge", "-o", str(out), *map(str, raws)], timeout=600, check=True)
         for r in raws:
@@ -44,8 +44,11 @@ class LlvmProfileMode(ProfileMode):
 
 class InstrClang(LlvmProfileMode):
     kind = "instr-clang"
+    description = "clang instrumented PGO (-fprofile-instr-generate, llvm-profdata merge, -fprofile-instr-use)"
+    tools = ("clang", "llvm-profdata")
     problem_patterns = (r"profile data may be out of date", r"no profile data available", r"Wprofile-instr",
                         r"profile data may be corrupt", r"could not read profile", r"error in profile")
+    use_flag = "-fprofile-instr-use"
 
     def preflight(self) -> None:
         self.profdata = clang_profdata()

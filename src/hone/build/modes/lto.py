@@ -8,7 +8,7 @@ from typing import Literal
 from hone.build.recipe import Family
 from hone.build.systems.base import BuildFlags
 from hone.build.toolchain import lld_available
-from hone.errors import CapabilityError
+from hone.core.errors import CapabilityError
 
 
 def add_lto(flags: BuildFlags, family: Family, kind: Literal["full", "thin"], jobs: int) -> None:

@@ -3,7 +3,9 @@
 A :class:`BuildFlags` says what the variant adds (compiler, C flags, link flags, Rust
 flags, extra environment); each system decides how those reach the build — environment
 variables (``CC``/``CFLAGS``/``LDFLAGS``/``RUSTFLAGS``), ``-D`` cache entries for cmake,
-or ``{cflags}``-style placeholders in the user's build command.
+or ``{cflags}``-style placeholders in the user's build command. C/C++ builds also run
+with compiler wrappers first on PATH (:mod:`hone.build.systems.wrappers`), so the flags
+arrive even where a Makefile assigns ``CC``/``CFLAGS`` itself.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hone.errors import HoneError
-from hone.run.process import ProcessResult, run_process
+from hone.build.systems.wrappers import DIR_NAME, WrapperCalls, Wrappers, wrappers_enabled, write_wrappers
+from hone.core.errors import HoneError
+from hone.core.process import ProcessResult, run_process
 
 PLACEHOLDERS = ("cc", "cxx", "ar", "ranlib", "cflags", "ldflags", "rustflags", "jobs")
 
@@ -32,6 +35,7 @@ class BuildFlags:
     ldflags: list[str] = field(default_factory=list)
     rustflags: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    family: str = ""  # gcc | clang | rust; "" → from ``cc`` (which compiler wrappers append)
 
     def placeholder_values(self, jobs: int) -> dict[str, str]:
         return {
@@ -60,12 +64,16 @@ class BuildLog:
     """The commands one build ran and their output (written to ``build.log``)."""
 
     steps: list[ProcessResult] = field(default_factory=list)
+    #: What the compiler wrappers saw (None: the build ran without wrappers).
+    wrapper_calls: WrapperCalls | None = None
 
     @property
     def text(self) -> str:
         parts = []
         for r in self.steps:
             parts.append(f"$ {shlex.join(r.argv)}\n{r.stdout}{r.stderr}[exit {r.returncode}, {r.wall_s:.1f} s]\n")
+        if self.wrapper_calls is not None:
+            parts.append(f"[hone compiler wrappers: {self.wrapper_calls.summary()}]\n")
         return "\n".join(parts)
 
     @property
@@ -82,6 +90,8 @@ class BuildSystem(ABC):
     """
 
     name: str = "?"
+    #: C/C++ builds get compiler wrappers first on PATH (hone.build.systems.wrappers); cargo does not.
+    wraps_compilers: bool = True
 
     def __init__(self, *, binary: str, command: list[str] | None = None, jobs: int = 2,
                  timeout: float = 1800.0) -> None:
@@ -104,14 +114,22 @@ class BuildSystem(ABC):
         Raises HoneError naming the failing step and its stderr tail.
         """
         log = BuildLog()
-        for argv, env in self.steps(tree, flags):
-            full_env = {**os.environ, **env, **flags.env}
-            res = run_process(argv, timeout=self.timeout, env=full_env, cwd=tree)
-            log.steps.append(res)
-            if not res.ok:
-                err = HoneError(f"{self.name} build failed: {res.describe_failure()}")
-                err.log = log  # type: ignore[attr-defined]
-                raise err
+        wrappers = self.wrappers(tree, flags)
+        try:
+            for argv, env in self.steps(tree, flags):
+                full_env = {**os.environ, **env, **flags.env}
+                if wrappers is not None:
+                    full_env = wrappers.environment(full_env)
+                res = run_process(argv, timeout=self.timeout, env=full_env, cwd=tree)
+                log.steps.append(res)
+                if not res.ok:
+                    err = HoneError(f"{self.name} build failed: {res.describe_failure()}")
+                    err.log = log  # type: ignore[attr-defined]
+                    raise err
+        finally:
+            if wrappers is not None:
+                log.wrapper_calls = wrappers.calls()
+                wrappers.remove()
         binary = tree / self.binary
         if not binary.is_file():
             err = HoneError(f"the build finished but produced no {self.binary} in the project",
@@ -119,6 +137,15 @@ class BuildSystem(ABC):
             err.log = log  # type: ignore[attr-defined]
             raise err
         return binary, log
+
+    def wrappers(self, tree: Path, flags: BuildFlags) -> Wrappers | None:
+        """Compiler wrappers for this build, next to the tree (None for cargo, or with
+        HONE_PGO_NO_WRAPPERS=1)."""
+        if not self.wraps_compilers or flags.family == "rust" or not wrappers_enabled():
+            return None
+        return write_wrappers(tree.parent / DIR_NAME, cc=flags.cc, cxx=flags.cxx, cflags=flags.cflags,
+                              ldflags=flags.ldflags, family=flags.family,
+                              search_path={**os.environ, **flags.env}.get("PATH", os.defpath))
 
     def c_env(self, flags: BuildFlags) -> dict[str, str]:
         """The conventional variables autoconf-style Makefiles read."""

@@ -11,6 +11,7 @@ from hone.build.systems.base import BuildFlags, BuildSystem, fill
 
 class CargoBuild(BuildSystem):
     name = "cargo"
+    wraps_compilers = False  # RUSTFLAGS reach rustc; C compilers stay as the crate's build scripts call them
 
     def ignore_patterns(self) -> list[str]:
         return [*super().ignore_patterns(), "target"]

@@ -10,7 +10,8 @@ from hone.build.systems.base import BuildFlags, BuildSystem, fill
 
 class MakeBuild(BuildSystem):
     """``make -j{jobs}`` by default. Environment variables lose to assignments inside a
-    Makefile (``CFLAGS = -O2``); such projects put ``CFLAGS={cflags}`` on the command."""
+    Makefile (``CFLAGS = -O2``); the compiler wrappers first on PATH add the flags there
+    (:mod:`hone.build.systems.wrappers`), or such projects put ``CFLAGS={cflags}`` on the command."""
 
     name = "make"
 
