@@ -96,3 +96,19 @@ def test_no_gcda_from_an_instrumented_binary_blames_the_scenario(hone, project, 
     err = build(read_json(out), "instr-gcc")["error"]
     assert "wrote no .gcda files" in err and "The training binary is instrumented (__gcov_" in err
     assert "the likely cause is the scenario" in err and "hone verify" in err
+
+
+def test_a_clang_mode_on_a_gcc_makefile_fails_that_variant_only(hone, project, tmp_path: Path) -> None:
+    src = project("classic-make")
+    out = tmp_path / "r.json"
+    # The Makefile says CC = gcc: instr-clang's flags cannot arrive (the gcc wrapper of a clang
+    # variant runs gcc unchanged); instr-gcc still builds, trains and is measured.
+    res = hone("pgo", "--make", src, "--binary", "classic", *TRAIN, *EVALUATE, "--mode", "instr-gcc",
+               "--mode", "instr-clang", *QUICK, "--no-counts", "--workdir", tmp_path / "work", "--json", out,
+               timeout=180)
+    assert res.code == 0, res.err
+    result = read_json(out)
+    assert build(result, "instr-gcc")["status"] == "ok"
+    failed = build(result, "instr-clang")
+    assert failed["status"] == "failed"
+    assert "the project picks its own compiler" in failed["error"] and "hint: build the mode" in failed["error"]

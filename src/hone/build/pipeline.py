@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hone.build.bundle import bundle_project_libraries
 from hone.build.correctness import Mismatch, Reference, difference, reference_of, run_check, verify
 from hone.build.counts import Counts, CountsUnavailable, measure_counts
 from hone.build.evaluate import (
@@ -222,6 +223,15 @@ class PgoRun:
         return binary, Stage(stage, flags.to_dict(), argv, round(time.perf_counter() - t0, 2), problems,
                              verification.line if verification else "")
 
+    @staticmethod
+    def _bundle(binary: Path, tree: Path, log_path: Path) -> None:
+        """The project's own shared libraries beside the copied program (hone.build.bundle)."""
+        bundled = bundle_project_libraries(binary, tree)
+        if bundled:
+            with log_path.open("a") as f:
+                f.write(f"[hone bundle: {', '.join(bundled)} built by the project, copied beside {binary.name};"
+                        " the program and they load from their own directory ($ORIGIN)]\n")
+
     def build_variant(self, name: str, recipe: Recipe, kind: str, extra_flags: list[str] | None = None) -> BuiltVariant:
         """Build one variant into ``variants/<name>/``; on failure remove that directory."""
         vdir = self.work / "variants" / name
@@ -237,9 +247,10 @@ class PgoRun:
                 if item.name != "build.log":
                     shutil.rmtree(item) if item.is_dir() else item.unlink()
             shutil.rmtree(self.build_slot(), ignore_errors=True)
-            if isinstance(exc, FlagsNotAppliedError):
+            if isinstance(exc, FlagsNotAppliedError) and not exc.other_family:
                 raise  # the project's build ignores hone's flags: no variant can work, say why now
-            built.status, built.error = "failed", f"{exc.message} (log: {vdir / 'build.log'})"
+            hint = f"; hint: {exc.hint}" if isinstance(exc, FlagsNotAppliedError) and exc.hint else ""
+            built.status, built.error = "failed", f"{exc.message} (log: {vdir / 'build.log'}){hint}"
             self.log(f"build {name} FAILED: {exc.message}")
         built.seconds = time.perf_counter() - t0
         return built
@@ -289,6 +300,7 @@ class PgoRun:
         final = vdir / Path(plan.binary).name
         shutil.copy2(binary, vdir / (final.name + ".built"))
         binary = vdir / (final.name + ".built")
+        self._bundle(binary, tree, log_path)
         self.release_slot(tree, vdir / "tree")
         if recipe.bolt:
             assert self.bolt is not None
@@ -344,6 +356,7 @@ class PgoRun:
             self.train_stages[key] = stage
             binary = tdir / (built_binary.name + ".instrumented")
             shutil.copy2(built_binary, binary)
+            self._bundle(binary, tree, tdir / "build.log")
             self.release_slot(tree, tdir / "tree")
             parts: list[ScenarioProfile] = []
             for scn in self.plan.train:
@@ -380,6 +393,7 @@ class PgoRun:
         built_binary, _ = self.build_tree(tree, flags, tdir / "build.log", "sampled build")
         binary = tdir / built_binary.name
         shutil.copy2(built_binary, binary)
+        self._bundle(binary, tree, tdir / "build.log")
         self.release_slot(tree, tdir / "tree")
         parts = []
         for scn in self.plan.train:

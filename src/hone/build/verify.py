@@ -33,7 +33,11 @@ BUILD_COMMAND_HINT = "--build-command 'make CC={cc} CFLAGS={cflags} LDFLAGS={ldf
 
 
 class FlagsNotAppliedError(HoneError):
-    """A variant's binary lacks what its mode's flags put there: they never reached the compiler."""
+    """A variant's binary lacks what its mode's flags put there: they never reached the compiler.
+    ``other_family``: the project compiles with the other compiler family, so only the variants
+    of this family fail; otherwise no variant can get its flags."""
+
+    other_family: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,7 @@ def explain(variant: str, stage: str, binary: Path, check: Verification, log: Bu
     likely cause read from what the compiler wrappers saw."""
     calls = log.wrapper_calls
     shown = " ".join(flags) or "(none)"
+    other_family = False
     hint = ("let the build take CC/CFLAGS/LDFLAGS from the environment (CC ?= gcc, CFLAGS ?= -O2), call the"
             f" compiler by name rather than by path, or pass the flags on the build command: {BUILD_COMMAND_HINT}")
     if calls is None:
@@ -111,11 +116,14 @@ def explain(variant: str, stage: str, binary: Path, check: Verification, log: Bu
                  f" project picks its own compiler and {variant} needs {family}")
         hint = ("build the mode of the project's compiler (instr-gcc for gcc, instr-clang for clang), or let the"
                 " Makefile use $(CC) (CC ?= cc)")
+        other_family = True
     else:
         cause = (f"the wrappers added hone's flags to {calls.total('appended', 'present')} compiler call(s)"
                  f" ({calls.summary()}), yet the binary lacks them: is --binary the program this build links, and"
                  " does the build link it with the compiler (not ld directly) rather than copy a prebuilt one?")
         hint = f"see the build log; {hint}"
-    return FlagsNotAppliedError(
+    err = FlagsNotAppliedError(
         f"{variant}: the {stage} did not get hone's flags ({shown}) — {binary.name}: {check.detail}. "
         f"Likely cause: {cause}" + (f" (log: {log_path})" if log_path else ""), hint=hint)
+    err.other_family = other_family
+    return err
