@@ -1,4 +1,4 @@
-.PHONY: setup demo example-postgresql example-redis example-nginx test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-faults lint clean
+.PHONY: setup demo example-postgresql example-redis example-nginx example-pgo-redis test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-faults lint clean
 VENV := .venv
 HONE := $(VENV)/bin/hone
 export PATH := $(CURDIR)/$(VENV)/bin:$(HOME)/.cargo/bin:$(PATH)
@@ -29,6 +29,12 @@ example-nginx:
 	@$(SETUP) core examples-nginx
 	bash examples/nginx/setup.sh
 	$(HONE) tune examples/nginx/hone.yaml --json build/example-nginx.json --html build/example-nginx.html
+
+# Redis from Debian source rebuilt with instrumented PGO, trained and judged as the service (~5 min)
+example-pgo-redis:
+	@$(SETUP) core pgo examples-redis
+	bash examples/pgo/fetch-sources.sh redis
+	$(HONE) pgo examples/pgo/redis.yaml --workdir build/pgo-redis --json build/example-pgo-redis.json
 
 test: setup
 	$(VENV)/bin/ruff check src tests benchmarks

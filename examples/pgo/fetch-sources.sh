@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fetch Lua 5.4 and zstd as Debian source packages into examples/pgo/third_party/.
+# Fetch Lua 5.4 and zstd (and the packages named as arguments) as Debian source packages
+# into examples/pgo/third_party/.
 # A private apt configuration (own source list, own lists directory) gives apt a
 # `deb-src` line without touching the system's sources. Idempotent; called by setup.
 set -euo pipefail
@@ -10,6 +11,8 @@ mkdir -p "$apt_dir/lists/partial"
 want=()
 [[ -f "$dest/lua/src/lua.c" ]] || want+=(lua5.4)
 [[ -f "$dest/zstd/programs/zstdcli.c" ]] || want+=(zstd)
+# More Debian source packages on request (`fetch-sources.sh redis`), into third_party/NAME.
+for pkg in "$@"; do [[ -f "$dest/$pkg/Makefile" ]] || want+=("$pkg"); done
 make_corpus() {
   # zstd inputs: source code and documentation of the two packages, in a fixed order.
   mkdir -p "$dest/corpus"

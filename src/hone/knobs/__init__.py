@@ -54,7 +54,7 @@ _DANGEROUS = [
 def driver_for(model: Any) -> KnobDriver:
     """The driver of a validated knob model (over SSH when the knob has ``hosts``)."""
     if getattr(model, "hosts", None):
-        from hone.knobs.remote import remote_driver
+        from hone.knobs.remote import remote_driver  # remote wraps any registered driver: imports DRIVERS
 
         return remote_driver(model)
     return DRIVERS[model.kind](model)

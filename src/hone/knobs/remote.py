@@ -106,7 +106,7 @@ class RemoteDriver(KnobDriver):
         super().__init__(model.model_copy(update={"hosts": [host]}))
         self.host = host
         self.kind = model.kind  # type: ignore[misc]  # same kind as the local knob, for callers that branch on it
-        from hone.knobs import DRIVERS
+        from hone.knobs import DRIVERS  # the registry imports this module (driver_for)
 
         self.local = DRIVERS[model.kind](model.model_copy(update={"hosts": None}))
         if hasattr(self.local, "resolve_paths"):
