@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
 from hone.build.evaluate import judge_timing, noise_floor_pct, pick_best, scenario_rows, verdict_with_floor
-from hone.run.benchmark import Measurement
 from hone.stats.paired import PairedComparison
+from tests.measurements import aa_cpu_times, cpu_run
 
 
 def _comp(change_pct: float, verdict: str, ci: tuple[float, float] | None = None) -> PairedComparison:
@@ -38,21 +37,12 @@ def test_noise_floor_is_the_largest_probe_change() -> None:
     assert noise_floor_pct({"instr-gcc": _comp(-20, "faster")}) == 0.0
 
 
-def _run(cpu: float) -> Measurement:
-    return Measurement(wall_s=cpu, cpu_s=cpu, user_s=cpu, sys_s=0.0, max_rss_kb=1, returncode=0, timed_out=False)
-
-
 @pytest.mark.parametrize("seed", range(30))
 def test_identical_binaries_in_few_rounds_are_equivalent_only_with_the_ci_inside_the_threshold(seed: int) -> None:
     # A/A: both arms draw CPU times from one distribution, some with the heavy tails of this
     # VM's rounds (a few rounds straddle a host speed change), 6-10 rounds like --rounds 7.
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(6, 11))
-    spread = float(rng.choice([0.0005, 0.01, 0.08]))
-    base = 0.02 * rng.lognormal(0, 0.05, n)
-    jump = np.where(rng.random(n) < 0.2, rng.choice([-0.2, 0.2], n), 0.0)
-    other = base * np.exp(rng.normal(0, spread, n) + jump)
-    runs = {"default": [_run(x) for x in base], "lto": [_run(x) for x in other]}
+    base, other = aa_cpu_times(seed)
+    runs = {"default": [cpu_run(x) for x in base], "lto": [cpu_run(x) for x in other]}
     timing = judge_timing("s", runs, threshold=0.01, seed=seed)
     c = timing.comparisons["lto"]
     inside = c.ci_pct[0] > -1.0 and c.ci_pct[1] < 1.0
@@ -65,12 +55,12 @@ def test_identical_binaries_in_few_rounds_are_equivalent_only_with_the_ci_inside
 
 def test_few_rounds_of_identical_runs_are_equivalent_and_noisy_ones_inconclusive() -> None:
     base = [0.020, 0.021, 0.019, 0.020, 0.022, 0.020, 0.021]
-    same = judge_timing("s", {"default": [_run(x) for x in base], "b": [_run(x * 1.0001) for x in base]},
+    same = judge_timing("s", {"default": [cpu_run(x) for x in base], "b": [cpu_run(x * 1.0001) for x in base]},
                         threshold=0.01).comparisons["b"]
     assert same.verdict == "equivalent" and -1 < same.ci_pct[0] <= same.ci_pct[1] < 1
     wobble = [1.05, 0.93, 1.08, 0.96, 1.02, 0.95, 1.04]
-    noisy = judge_timing("s", {"default": [_run(x) for x in base],
-                               "b": [_run(x * w) for x, w in zip(base, wobble, strict=True)]},
+    noisy = judge_timing("s", {"default": [cpu_run(x) for x in base],
+                               "b": [cpu_run(x * w) for x, w in zip(base, wobble, strict=True)]},
                          threshold=0.01).comparisons["b"]
     assert noisy.verdict == "inconclusive" and "could be anywhere from" in noisy.reason
     assert noisy.ci_pct[0] < -1 or noisy.ci_pct[1] > 1

@@ -3,32 +3,21 @@ of equivalence the CI does not support."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from hone.diagnose.experiment import compare_variants, run_doctor_experiment
 from hone.diagnose.report_markdown import experiment_lines
 from hone.diagnose.rules.base import Experiment, ExperimentVariant, Target
-from hone.run.benchmark import Measurement
+from tests.measurements import aa_cpu_times, cpu_run
 
 CPU = Target(["prog"], metric="cpu_time", goal="minimize", unit="s")
-
-
-def _run(cpu: float, **metrics: float) -> Measurement:
-    return Measurement(wall_s=cpu, cpu_s=cpu, user_s=cpu, sys_s=0.0, max_rss_kb=1, returncode=0, timed_out=False,
-                       metrics=dict(metrics))
 
 
 @pytest.mark.parametrize("seed", range(30))
 def test_identical_variants_in_few_rounds_are_equivalent_only_with_the_ci_inside_the_threshold(seed: int) -> None:
     # A/A at the doctor's 10 rounds and fewer, noise from tiny to this VM's heavy tails.
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(6, 11))
-    spread = float(rng.choice([0.0005, 0.01, 0.08]))
-    base = 0.02 * rng.lognormal(0, 0.05, n)
-    jump = np.where(rng.random(n) < 0.2, rng.choice([-0.2, 0.2], n), 0.0)
-    other = base * np.exp(rng.normal(0, spread, n) + jump)
-    comps = compare_variants({"disk": [_run(x) for x in base], "tmpfs": [_run(x) for x in other]}, "disk", CPU,
+    base, other = aa_cpu_times(seed)
+    comps = compare_variants({"disk": [cpu_run(x) for x in base], "tmpfs": [cpu_run(x) for x in other]}, "disk", CPU,
                              threshold=0.01, seed=seed)
     c = comps["tmpfs"]
     inside = c.ci_pct[0] > -1.0 and c.ci_pct[1] < 1.0
@@ -40,7 +29,7 @@ def test_a_spec_metric_is_read_from_the_run_and_the_report_says_the_open_range()
     target = Target(["fcopy"], metric="mb_s", goal="maximize", unit="MB/s")
     base = [500.0, 510.0, 490.0, 505.0, 495.0, 500.0]
     wobble = [1.05, 0.93, 1.08, 0.96, 1.02, 0.95]
-    runs = {"a": [_run(0.1, mb_s=x) for x in base], "b": [_run(0.1, mb_s=x * w) for x, w in zip(base, wobble,
+    runs = {"a": [cpu_run(0.1, mb_s=x) for x in base], "b": [cpu_run(0.1, mb_s=x * w) for x, w in zip(base, wobble,
                                                                                                  strict=True)]}
     c = compare_variants(runs, "a", target, threshold=0.01)["b"]
     assert c.verdict == "inconclusive" and c.goal == "maximize"
@@ -54,9 +43,9 @@ def test_a_spec_metric_is_read_from_the_run_and_the_report_says_the_open_range()
 
 
 def test_a_variant_without_two_usable_rounds_has_no_comparison() -> None:
-    bad = _run(0.02)
+    bad = cpu_run(0.02)
     bad.error = "exit 1"
-    comps = compare_variants({"a": [_run(0.02)] * 6, "b": [bad] * 5 + [_run(0.02)]}, "a", CPU, threshold=0.01)
+    comps = compare_variants({"a": [cpu_run(0.02)] * 6, "b": [bad] * 5 + [cpu_run(0.02)]}, "a", CPU, threshold=0.01)
     assert comps == {}
 
 

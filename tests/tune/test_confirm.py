@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from hone.run.benchmark import Measurement
 from hone.spec.models import Metric
 from hone.stats.paired import compare_paired
 from hone.tune.confirm import (
@@ -18,6 +16,7 @@ from hone.tune.confirm import (
     recommend,
 )
 from hone.tune.objective import build_objective
+from tests.measurements import aa_cpu_times, cpu_run
 
 BASE = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0]
 
@@ -56,24 +55,15 @@ def test_rounds_become_observations_on_a_trials_footing():
     assert model_observations([1.0] * 4 + [8.0] * 3, 3) == [1.0, 8.0]
 
 
-def _run(cpu: float, **metrics: float) -> Measurement:
-    return Measurement(wall_s=cpu, cpu_s=cpu, user_s=cpu, sys_s=0.0, max_rss_kb=1, returncode=0, timed_out=False,
-                       metrics=dict(metrics))
-
-
 CPU = build_objective([Metric(name="cpu_time")])
 
 
 @pytest.mark.parametrize("seed", range(30))
 def test_an_identical_candidate_in_few_rounds_is_equivalent_only_with_the_ci_inside_the_threshold(seed: int) -> None:
     # A/A at the confirmation's default 6 rounds (up to 10), noise from tiny to this VM's heavy tails.
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(6, 11))
-    spread = float(rng.choice([0.0005, 0.01, 0.08]))
-    base = 0.02 * rng.lognormal(0, 0.05, n)
-    jump = np.where(rng.random(n) < 0.2, rng.choice([-0.2, 0.2], n), 0.0)
-    other = base * np.exp(rng.normal(0, spread, n) + jump)
-    comp, per_metric = compare_runs(CPU, [_run(x) for x in base], [_run(x) for x in other], threshold=0.01, seed=seed)
+    base, other = aa_cpu_times(seed)
+    comp, per_metric = compare_runs(CPU, [cpu_run(x) for x in base], [cpu_run(x) for x in other], threshold=0.01,
+                                    seed=seed)
     inside = comp.ci_pct[0] > -1.0 and comp.ci_pct[1] < 1.0
     assert comp.verdict != "equivalent" or inside
     assert comp.estimator in ("welsch", "trimmed")  # auto: heavy-tail protection
@@ -83,9 +73,9 @@ def test_an_identical_candidate_in_few_rounds_is_equivalent_only_with_the_ci_ins
 def test_keeping_the_configuration_says_each_candidates_verdict_in_its_own_words() -> None:
     base = [0.020, 0.021, 0.019, 0.020, 0.022, 0.020]
     wobble = [1.05, 0.93, 1.08, 0.96, 1.02, 0.95]
-    same, _ = compare_runs(CPU, [_run(x) for x in base], [_run(x * 1.0001) for x in base], threshold=0.01, seed=0)
-    noisy, _ = compare_runs(CPU, [_run(x) for x in base], [_run(x * w) for x, w in zip(base, wobble, strict=True)],
-                            threshold=0.01, seed=0)
+    same, _ = compare_runs(CPU, [cpu_run(x) for x in base], [cpu_run(x * 1.0001) for x in base], threshold=0.01, seed=0)
+    noisy, _ = compare_runs(CPU, [cpu_run(x) for x in base],
+                            [cpu_run(x * w) for x, w in zip(base, wobble, strict=True)], threshold=0.01, seed=0)
     assert same.verdict == "equivalent" and noisy.verdict == "inconclusive"
     text = keep_reason([Confirmation(Candidate("trial 3", 3, {}, {}), same),
                         Confirmation(Candidate("trial 5", 5, {}, {}), noisy)])
@@ -97,7 +87,7 @@ def test_keeping_the_configuration_says_each_candidates_verdict_in_its_own_words
 def test_a_weighted_objective_is_one_figure_for_every_round() -> None:
     # One run with a metric at 0 has no geometric mean: every round uses the heaviest metric then.
     obj = build_objective([Metric(name="cpu_time", weight=2), Metric(name="wall_time", weight=1)])
-    runs = [_run(0.02), _run(0.0)]
+    runs = [cpu_run(0.02), cpu_run(0.0)]
     figure, goal = objective_figure(obj, runs)
     assert goal == "minimize" and figure(runs[0]) == 0.02
     figure, goal = objective_figure(obj, runs[:1])
