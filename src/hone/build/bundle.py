@@ -56,6 +56,7 @@ def bundle_project_libraries(binary: Path, tree: Path) -> list[str]:
                 shutil.copy2(libs[soname], dest)
                 bundled.append(soname)
                 todo.append(dest)
-    for path in [binary, *(binary.parent / s for s in bundled)] if bundled else []:
-        apply_patch(path, PatchOps(rpath=["$ORIGIN"]))
+    if bundled:
+        for path in [binary, *(binary.parent / s for s in bundled)]:
+            apply_patch(path, PatchOps(rpath=["$ORIGIN"]))
     return bundled
