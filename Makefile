@@ -58,9 +58,9 @@ bench-fleet:                # real PostgreSQL, root, ~10 min
 	@$(SETUP) core examples-postgresql
 	$(VENV)/bin/python benchmarks/fleet.py
 
-bench-pgo:                  # builds Lua, zstd and a Rust crate many times, 30-60 min
-	@$(SETUP) core pgo
-	$(VENV)/bin/python benchmarks/pgo/run.py
+bench-pgo:                  # Lua, zstd, a Rust crate, a classic Makefile, Redis: 40-70 min; ONLY=redis for one
+	@$(SETUP) core pgo examples-redis
+	$(VENV)/bin/python benchmarks/pgo/run.py $(foreach p,$(ONLY),--only $(p))
 
 bench-faults:               # kill -9 at random crash points and moments, then rollback (~5 min; root adds kernel knobs)
 	@$(SETUP) core

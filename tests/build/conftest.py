@@ -45,3 +45,19 @@ def rows(result: dict[str, Any], variant: str) -> list[dict[str, Any]]:
 
 def build(result: dict[str, Any], variant: str) -> dict[str, Any]:
     return next(b for b in result["builds"] if b["variant"] == variant)
+
+
+def assert_trained_and_measured(result: dict[str, Any], variant: str, scenarios: set[str]) -> None:
+    """``variant`` built, its training build verified instrumented, a profile with counts for
+    each of ``scenarios``, and a timed row against the default."""
+    b = build(result, variant)
+    assert b["status"] == "ok", b
+    assert b["profile_problems"] == [], b["profile_problems"]
+    stages = {s["name"]: s for s in json.loads(Path(b["manifest"]).read_text())["stages"]}
+    assert stages["training build"]["verification"].startswith("ok: instrumented"), stages["training build"]
+    assert stages["optimizing build"]["verification"].split(":")[0] in ("ok", "not verifiable")
+    prof = next(p for p in result["profiles"].values() if p["kind"] == variant)
+    assert {s["scenario"] for s in prof["scenarios"]} == scenarios
+    assert all(s["total_count"] > 0 for s in prof["scenarios"])
+    (r,) = rows(result, variant)
+    assert r["time_ratio"] is not None and r["verdict"], r

@@ -112,3 +112,19 @@ def test_a_clang_mode_on_a_gcc_makefile_fails_that_variant_only(hone, project, t
     failed = build(result, "instr-clang")
     assert failed["status"] == "failed"
     assert "the project picks its own compiler" in failed["error"] and "hint: build the mode" in failed["error"]
+
+
+def test_a_build_that_deletes_the_gcda_before_compiling_still_reads_the_profile(hone, project,
+                                                                                   tmp_path: Path) -> None:
+    src = project("classic-make")
+    # As Redis's Makefile does when its flags change: *.gcda removed before any object is built.
+    # hone's optimizing build reads the profile from outside the tree (-fprofile-use=DIR).
+    mk = src / "Makefile"
+    mk.write_text(mk.read_text() + "\n$(OBJS): | cleanprofile\ncleanprofile:\n\trm -f *.gcda\n")
+    out = tmp_path / "r.json"
+    res = hone("pgo", "--make", src, "--binary", "classic", *TRAIN, *EVALUATE, "--mode", "instr-gcc", *QUICK,
+               "--no-counts", "--workdir", tmp_path / "work", "--json", out, timeout=120)
+    assert res.code == 0, res.err
+    b = build(read_json(out), "instr-gcc")
+    assert b["status"] == "ok" and b["profile_problems"] == [], b
+    assert "rm -f *.gcda" in (tmp_path / "work" / "variants" / "instr-gcc" / "build.log").read_text()

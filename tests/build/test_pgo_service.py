@@ -69,11 +69,16 @@ def test_pgo_trains_under_load_and_compares_servers_on_their_metrics(hone, proje
     port, mark = free_port(), new_mark()
     spec = _server(project, port)
     out = tmp_path / "r.json"
+    md = tmp_path / "r.md"
     res = hone("pgo", spec, "--mode", "instr-gcc", "--rounds", "6", "--workdir", tmp_path / "work", "--json", out,
-               env=_env(mark), timeout=240)
+               "--markdown", md, env=_env(mark), timeout=240)
     assert res.code == 0, res.err
     result = read_json(out)
     assert validate(result, "r.json").name == "hone-pgo/1"
+    # The AutoFDO before/after layout per figure: six runs each, then the summary rows.
+    text = md.read_text()
+    assert "**tps** (higher is better)" in text and "**server CPU s** (lower is better)" in text
+    assert "|**6**|" in text and "|**STDDEVP/Mean**|" in text and "|**Opt/Default**|100.00%|" in text
     # Training: the instrumented server wrote its .gcda at its exit after SIGTERM (status 0).
     (part,) = result["profiles"]["instr-gcc"]["scenarios"]
     assert part["server_exit"] == 0 and part["total_count"] > 0

@@ -75,3 +75,19 @@ def test_the_error_names_the_variant_the_marker_and_the_cause(compile_, tmp_path
     assert "compiled with clang" in mismatch.message
     off = explain("instr-gcc", "training build", plain, v, BuildLog(), "gcc", ["-O2"])
     assert "HONE_PGO_NO_WRAPPERS" in off.message
+
+
+def test_the_cause_names_the_build_file_of_each_system(compile_) -> None:
+    plain = compile_("gcc", "-O2", name="plain")
+    v = check_instrumented(plain, "gcov")
+
+    def msg(system: str, calls: WrapperCalls | None) -> str:
+        err = explain("instr-gcc", "training build", plain, v, BuildLog(wrapper_calls=calls), "gcc", ["-O2"],
+                      system=system)
+        return f"{err.message} {err.hint}"
+
+    assert "CMakeLists.txt set() CMAKE_C_FLAGS" in msg("cmake", None)
+    assert "configure.ac assign CFLAGS" in msg("autotools", None)
+    assert "c_args in project()'s default_options" in msg("meson", None)
+    assert "Makefile assign CC" in msg("make", None)
+    assert "CMAKE_C_COMPILER_LAUNCHER" in msg("cmake", WrapperCalls())

@@ -121,3 +121,17 @@ def test_the_switch_turns_the_wrappers_off(tmp_path: Path, monkeypatch: pytest.M
     (tree / "prog.c").write_text("int main(void){return 0;}\n")
     _, log = MakeBuild(binary="prog").build(tree, BuildFlags(cc="/usr/bin/gcc", family="gcc"))
     assert log.wrapper_calls is None
+
+
+def test_the_cmake_launcher_appends_to_the_compiler_it_is_given(wrapped, tmp_path: Path) -> None:
+    launcher = str(wrapped.wrappers.dir / "hone-launch")
+    gcc, clang = str(tmp_path / "real" / "gcc"), str(tmp_path / "real" / "clang")
+    # cmake calls `<launcher> <compiler by absolute path> <args…>`, for compiles and links.
+    assert wrapped(launcher, gcc, "-c", "x.c") == ["-c", "x.c", *wrapped.cflags]
+    assert wrapped(launcher, gcc, "-o", "prog", "a.o") == ["-o", "prog", "a.o", *wrapped.cflags, *wrapped.ldflags]
+    assert wrapped(launcher, gcc, "-c", *wrapped.cflags, "x.c") == ["-c", *wrapped.cflags, "x.c"]
+    # A compiler of the other family runs unchanged.
+    assert wrapped(launcher, clang, "-c", "x.c") == ["-c", "x.c"]
+    calls = wrapped.wrappers.calls()
+    assert calls.counts["gcc"]["appended"] == 2 and calls.counts["gcc"]["present"] == 1
+    assert calls.counts["clang"]["passed"] == 1

@@ -106,3 +106,24 @@ def test_benchmark_cwd_that_vanishes_at_run_time_is_named(hone, tmp_path: Path) 
     assert res.code == 2 and "Traceback" not in res.err
     assert f"cannot run /bin/true: its working directory {work} does not exist" in res.err
     assert "command not found" not in res.err
+
+
+def test_an_unknown_build_system_is_refused_naming_the_known_ones(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    spec = _write(tmp_path, """\
+        benchmark: {command: "true"}
+        build:
+          system: ninja
+          binary: prog
+          train: [{command: "{binary} 1"}]
+        """)
+    line = _one_line(hone("pgo", spec))
+    assert line.startswith(f"{spec}:3: build.system: expected one of 'make', 'cmake', 'autotools', 'meson'"), line
+    assert "got 'ninja'" in line
+
+
+@pytest.mark.parametrize("system", ["autotools", "meson"])
+def test_the_configuring_build_systems_are_accepted(system: str) -> None:
+    from hone.spec.models import BuildSpec
+
+    assert BuildSpec.model_validate({"system": system, "binary": "p", "train": [{"command": "{binary}"}]}).system \
+        == system

@@ -1,22 +1,31 @@
 /* toy-server: a TCP server on 127.0.0.1:PORT doing CPU work per request.
  *
- *   toy-server PORT [ROUNDS]
+ *   toy-server PORT [ROUNDS [WORKERS]]
  *
  * Each request is one line holding a number (the seed); the answer is one line with the
  * hash of a 4 KiB buffer filled from that seed, rehashed ROUNDS times (default 200). One
  * client connection at a time, requests answered in order. SIGTERM or SIGINT: finish the
  * current request, then exit(0) -- a normal exit, so an instrumented build writes its
  * profile (.gcda, .profraw) on hone's stop signal. A line "exit" ends the server at once
- * with _exit(3), writing no profile: the tests' server that dies under load. */
+ * with _exit(3), writing no profile: the tests' server that dies under load.
+ *
+ * WORKERS > 0 (default 0: one process): pre-forking, as PostgreSQL or nginx do. The master
+ * listens and forks WORKERS processes that accept on the shared socket and serve; it never
+ * serves itself. SIGTERM to the master: it forwards TERM to the workers, waits for them
+ * (each exit()s and writes its profile), then exits normally. A worker that ends on its own
+ * (the "exit" request) makes the master stop the others and exit with that worker's status. */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
@@ -90,13 +99,82 @@ static int serve(int fd, long rounds) {
     }
 }
 
+/* Accept and serve until stopped; returns the connections served. A worker polls with a
+ * timeout, so a TERM that lands between its check of `stopping` and accept() still ends it. */
+static long accept_loop(int ls, long rounds, int worker) {
+    int one = 1;
+    long served = 0;
+    while (!stopping) {
+        if (worker) {
+            struct pollfd p = {.fd = ls, .events = POLLIN};
+            if (poll(&p, 1, 200) <= 0) continue;
+        }
+        int fd = accept(ls, NULL, NULL);
+        if (fd < 0) {
+            if (errno == EINTR || (worker && (errno == EAGAIN || errno == EWOULDBLOCK))) continue;
+            perror("toy-server: accept");
+            exit(1);
+        }
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        serve(fd, rounds);
+        close(fd);
+        served++;
+    }
+    return served;
+}
+
+/* The pre-forking master: fork the workers, wait for a stop signal (or a worker's own end),
+ * forward TERM, reap every worker, exit normally (or with the status of a worker that died). */
+static int master(int ls, long rounds, int workers) {
+    pid_t pids[64];
+    int alive = 0, status = 0;
+    fcntl(ls, F_SETFL, fcntl(ls, F_GETFL) | O_NONBLOCK); /* workers race for each connection */
+    for (int i = 0; i < workers && i < 64; i++) {
+        pid_t pid = fork();
+        if (pid < 0) { perror("toy-server: fork"); stopping = 1; break; }
+        if (pid == 0) {
+            long served = accept_loop(ls, rounds, 1);
+            printf("toy-server worker %d: stopping after %ld connections\n", (int)getpid(), served);
+            return 0; /* exit() in the worker: its profile is written here */
+        }
+        pids[alive++] = pid;
+    }
+    close(ls);
+    int left = alive, forwarded = 0;
+    while (left > 0) {
+        if (stopping && !forwarded) {
+            for (int i = 0; i < alive; i++)
+                if (pids[i] > 0) kill(pids[i], SIGTERM);
+            forwarded = 1;
+        }
+        int st;
+        pid_t pid = waitpid(-1, &st, WNOHANG); /* polled: a TERM never lands before a blocking wait */
+        if (pid == 0) { usleep(20000); continue; }
+        if (pid < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        for (int i = 0; i < alive; i++)
+            if (pids[i] == pid) pids[i] = 0;
+        left--;
+        if (!stopping) { /* a worker ended on its own: stop the rest, report its status */
+            fprintf(stderr, "toy-server: worker %d ended (status %d), stopping\n", (int)pid, st);
+            status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            stopping = 1;
+        }
+    }
+    printf("toy-server: master stopping after %d workers\n", alive);
+    return status; /* exit(): the master's own profile is written here */
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s PORT [ROUNDS]\n", argv[0]);
+        fprintf(stderr, "usage: %s PORT [ROUNDS [WORKERS]]\n", argv[0]);
         return 2;
     }
     int port = atoi(argv[1]);
     long rounds = argc > 2 ? atol(argv[2]) : 200;
+    int workers = argc > 3 ? atoi(argv[3]) : 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop; /* no SA_RESTART: accept() and read() return EINTR */
@@ -116,21 +194,12 @@ int main(int argc, char **argv) {
         perror("toy-server: bind/listen");
         return 1;
     }
-    printf("toy-server listening on 127.0.0.1:%d (%ld rounds per request)\n", port, rounds);
+    printf("toy-server listening on 127.0.0.1:%d (%ld rounds per request, %d workers)\n", port, rounds,
+           workers);
     fflush(stdout);
-    long served = 0;
-    while (!stopping) {
-        int fd = accept(ls, NULL, NULL);
-        if (fd < 0) {
-            if (errno == EINTR) continue;
-            perror("toy-server: accept");
-            return 1;
-        }
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        serve(fd, rounds);
-        close(fd);
-        served++;
-    }
+    if (workers > 0)
+        return master(ls, rounds, workers);
+    long served = accept_loop(ls, rounds, 0);
     close(ls);
     printf("toy-server: stopping after %ld connections\n", served);
     return 0; /* exit(): the profile is written here */

@@ -175,8 +175,13 @@ def time_service_scenario(scenario: Scenario, binaries: dict[str, Path], referen
     return judged["last"]
 
 
+def _values(values: list[float]) -> list[float | None]:
+    """Per-round values as JSON (a failed run is null): the seed-000 table's runs."""
+    return [v if math.isfinite(v) else None for v in values]
+
+
 def _comparison_dict(comp: PairedComparison | None, values: list[float], goal: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"goal": goal, "median": _median(values)}
+    out: dict[str, Any] = {"goal": goal, "median": _median(values), "values": _values(values)}
     if comp is None:
         out.update(ratio=1.0, change_pct=0.0, verdict="reference")
     else:
@@ -203,8 +208,9 @@ def service_rows(timing: ServiceTiming, binaries: dict[str, Path], modes: dict[s
         cpu = [m.metrics.get(SERVER_CPU, math.nan) if m.ok else math.nan for m in runs]
         row: dict[str, Any] = {
             "variant": name, "mode": modes.get(name, name), "binary": str(path), "scenario": timing.scenario,
-            "cpu_s_median": _median(cpu), "instructions": None, "instructions_ratio": None,
-            "branch_mispredicts_ratio": None, "cache_misses_ratio": None, "noise_floor_pct": floor,
+            "cpu_s_median": _median(cpu), "cpu_s_values": _values(cpu), "instructions": None,
+            "instructions_ratio": None, "branch_mispredicts_ratio": None, "cache_misses_ratio": None,
+            "noise_floor_pct": floor,
             "failed_runs": len(timing.failures.get(name, [])), "metric": primary,
             "metrics": {k: v for k, v in figures.items() if k != SERVER_CPU},
         }
@@ -272,6 +278,7 @@ def scenario_rows(timing: ScenarioTiming, counts: dict[str, Counts | None], bina
             "binary": str(path),
             "scenario": timing.scenario,
             "cpu_s_median": _median(cpu[name]),
+            "cpu_s_values": _values(cpu[name]),
             "instructions": c.instructions if c else None,
             "instructions_ratio": ratio(c.instructions, ref_counts.instructions) if c and ref_counts else None,
             "branch_mispredicts_ratio": (ratio(c.branch_mispredicts, ref_counts.branch_mispredicts)

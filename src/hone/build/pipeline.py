@@ -40,7 +40,8 @@ from hone.build.evaluate import (
     time_service_scenario,
 )
 from hone.build.manifest import Manifest, Stage
-from hone.build.modes import PROFILE_MODES, AutoFdo, BoltPass, InstrGcc, ProfileMode, add_lto
+from hone.build.modes import PROFILE_MODES, AutoFdoMode, BoltPass, InstrGcc, ProfileMode, add_lto
+from hone.build.modes.autofdo import recording
 from hone.build.modes.base import NoProfileWrittenError
 from hone.build.plan import NOISE_CFLAGS, NOISE_RUSTFLAGS, BuildPlan
 from hone.build.profiles import MergedProfile, ScenarioProfile
@@ -119,9 +120,6 @@ class PgoRun:
             raise HoneError("no train scenario", hint="--train 'CMD with {binary}' (repeatable)")
         if not plan.evaluate:
             raise HoneError("no evaluate scenario", hint="--evaluate 'CMD with {binary}' (repeatable)")
-        if self.service is not None and any(r.profile == "autofdo" for r in plan.recipes):
-            raise HoneError("autofdo does not train servers yet (perf record wraps the scenario's {binary})",
-                            hint="use instr-gcc or instr-clang with a service:")
         for scn in [] if self.service is not None else [*plan.train, *plan.evaluate]:
             if "{binary}" not in scn.command:
                 raise HoneError(f"scenario {scn.name!r} does not name the program as {{binary}}: {scn.command}",
@@ -340,7 +338,7 @@ class PgoRun:
         mode = self.modes[kind]
         tdir = self.work / "train" / key
         tdir.mkdir(parents=True, exist_ok=True)
-        if isinstance(mode, AutoFdo):
+        if isinstance(mode, AutoFdoMode):
             merged = self._train_autofdo(mode, family, tdir)
         else:
             self.log(f"train {key}: instrumented build …")
@@ -376,6 +374,11 @@ class PgoRun:
                 part.train_cpu_s = round(res.cpu_s if srun is None else srun.server_cpu_s or 0.0, 3)
                 if srun is not None:
                     part.server_exit = srun.exit_status
+                    part.server_processes = srun.processes or None
+                    lost = _lost_processes(kind, scn.name, part)
+                    if lost:
+                        self.warnings.append(lost)
+                        self.log(f"warning: {lost}")
                 parts.append(part)
                 self.log(f"train {kind}: {scn.name} (weight {scn.weight:g}) → {part.total_count:,} counts")
             mdir = tdir / "merged"
@@ -385,12 +388,13 @@ class PgoRun:
         self.profiles[key] = merged
         return merged
 
-    def _train_autofdo(self, mode: AutoFdo, family: Family, tdir: Path) -> MergedProfile:
+    def _train_autofdo(self, mode: AutoFdoMode, family: Family, tdir: Path) -> MergedProfile:
         # Not reachable on machines without LBR: preflight refused already.
         flags = self.base_flags(family)
         mode.instrument(flags, tdir)
         tree = self.fresh_tree(self.build_slot())
-        built_binary, _ = self.build_tree(tree, flags, tdir / "build.log", "sampled build")
+        built_binary, stage = self.build_tree(tree, flags, tdir / "build.log", "sampled build")
+        self.train_stages[mode.kind] = stage
         binary = tdir / built_binary.name
         shutil.copy2(built_binary, binary)
         self._bundle(binary, tree, tdir / "build.log")
@@ -399,12 +403,23 @@ class PgoRun:
         for scn in self.plan.train:
             sdir = tdir / "scenarios" / scn.name
             sdir.mkdir(parents=True, exist_ok=True)
-            wrapped = Scenario(scn.name, scn.command.replace(
-                "{binary}", " ".join(mode.wrapper(sdir)) + " {binary}"), scn.weight, scn.cwd)
-            res = run_scenario(wrapped, binary, timeout=self.plan.run_timeout * 5, cwd=self.plan.scenario_cwd)
+            if self.service is not None:
+                # The sampled build runs as the service; perf attaches to it during the load.
+                srun = self.service.run(scn, binary, timeout=self.plan.run_timeout * 5, cwd=self.plan.scenario_cwd,
+                                        attach=lambda pids, sdir=sdir: recording(pids, sdir / "perf.data"))
+                if srun.died:
+                    raise BenchmarkError(f"autofdo: train scenario {scn.name!r}: {srun.died}")
+                res = srun.result
+            else:
+                wrapped = Scenario(scn.name, scn.command.replace(
+                    "{binary}", " ".join(mode.wrapper(sdir)) + " {binary}"), scn.weight, scn.cwd)
+                res = run_scenario(wrapped, binary, timeout=self.plan.run_timeout * 5, cwd=self.plan.scenario_cwd)
             if not res.ok:
                 raise HoneError(f"autofdo: perf record on {scn.name!r} failed: {res.describe_failure()}")
-            parts.append(mode.collect_from_binary(scn.name, scn.weight, sdir, binary))
+            part = mode.collect_from_binary(scn.name, scn.weight, sdir, binary)
+            part.train_cpu_s = round(res.cpu_s, 3)
+            parts.append(part)
+            self.log(f"train {mode.kind}: {scn.name} (weight {scn.weight:g}) → {part.total_count:,} samples")
         mdir = tdir / "merged"
         mdir.mkdir(exist_ok=True)
         return mode.merge(parts, mdir)
@@ -609,6 +624,18 @@ def _training_binary_note(stage: Stage, tdir: Path) -> str:
     return (f"The training binary could not be checked for instrumentation ({stage.verification or 'no check'};"
             f" {where}): either hone's flags never reached the compiler (does the build assign CC/CFLAGS"
             " itself and call the compiler by path?), or the scenario did not run it to a normal exit")
+
+
+def _lost_processes(kind: str, scenario: str, part: ScenarioProfile) -> str | None:
+    """A server whose processes did not all write a profile (a pre-forking server's worker
+    killed, or ending through _exit()): the training is missing their counts; say so."""
+    seen, wrote = part.server_processes, part.profile_writers
+    if seen is None or wrote is None or wrote >= seen:
+        return None
+    return (f"{kind}: train scenario {scenario!r}: {seen} processes of the server ran the program, only {wrote}"
+            f" wrote a profile — the counts of {seen - wrote} are lost (a process killed by a signal or leaving"
+            " through _exit() writes nothing: the server must stop its workers on its stop signal, wait for them,"
+            " and each must exit normally)")
 
 
 def _unique(scenarios: list[Scenario]) -> list[Scenario]:

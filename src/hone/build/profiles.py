@@ -17,6 +17,7 @@ from typing import Any
 
 GCDA_MAGIC = 0x67636461  # "gcda" read as a little-endian word
 GCOV_TAG_ARC_COUNTS = 0x01A10000
+GCOV_TAG_OBJECT_SUMMARY = 0xA1000000
 
 
 @dataclass
@@ -33,6 +34,10 @@ class ScenarioProfile:
     train_cpu_s: float = 0.0
     #: A server's exit status after hone stopped it (training under load); None otherwise.
     server_exit: int | None = None
+    #: Processes that wrote a profile (gcc: the .gcda's run count); None where the profile cannot tell.
+    profile_writers: int | None = None
+    #: The trained program's processes hone saw in the server's process tree (training under load).
+    server_processes: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,6 +109,22 @@ def gcda_arc_total(path: Path) -> int:
     return total
 
 
+def gcda_runs(path: Path) -> int:
+    """The run count of one gcc ``.gcda`` (its object summary): every process that exits
+    normally adds 1 when it merges its counters into the file. 0 for files that are not gcda."""
+    data = path.read_bytes()
+    if len(data) < 24 or struct.unpack_from("<I", data, 0)[0] != GCDA_MAGIC:
+        return 0
+    tag, length = struct.unpack_from("<Ii", data, 16)
+    return struct.unpack_from("<I", data, 24)[0] if tag == GCOV_TAG_OBJECT_SUMMARY and length >= 4 else 0
+
+
+def gcda_dir_runs(path: Path) -> int:
+    """How many processes wrote the ``.gcda`` files under ``path`` (the largest run count:
+    every object of a program is written by each of its processes)."""
+    return max((gcda_runs(f) for f in path.rglob("*.gcda")), default=0)
+
+
 def gcda_dir_total(path: Path) -> int:
     return sum(gcda_arc_total(f) for f in path.rglob("*.gcda"))
 
@@ -149,3 +170,32 @@ def llvm_total_count(summary_text: str) -> int:
     """``Total count: N`` from ``llvm-profdata show --detailed-summary`` (0 if absent)."""
     m = re.search(r"^Total count:\s*(\d+)", summary_text, re.MULTILINE)
     return int(m.group(1)) if m else 0
+
+
+AFDO_TAG_FILE_NAMES = 0xAA000000
+AFDO_GCC_VERSION = 2  # what gcc 12's -fauto-profile accepts
+
+
+def afdo_for_gcc(src: Path, out: Path) -> None:
+    """Rewrite an AutoFDO gcov profile of Debian's ``autofdo`` 0.19 for gcc ≥ 12.
+
+    0.19 writes each string as its length in 4-byte words plus padded words and an
+    arbitrary version; gcc 12 reads version 2 and string lengths in bytes (NUL included,
+    unpadded), and crashes on the old form. Only the header and the string table change;
+    the function records after it are copied as they are (gcc reads them in sequence).
+    """
+    data = src.read_bytes()
+    if len(data) < 24:
+        raise ValueError(f"{src} is not an AutoFDO profile (too short)")
+    magic, _version, zero, tag, _length, count = struct.unpack_from("<6I", data, 0)
+    if magic != GCDA_MAGIC or tag != AFDO_TAG_FILE_NAMES:
+        raise ValueError(f"{src} is not an AutoFDO gcov profile (magic {magic:#x}, tag {tag:#x})")
+    pos, strings = 24, b""
+    for _ in range(count):
+        (words,) = struct.unpack_from("<I", data, pos)
+        raw = data[pos + 4:pos + 4 + 4 * words]
+        pos += 4 + 4 * words
+        text = raw.split(b"\0", 1)[0] + b"\0"
+        strings += struct.pack("<I", len(text)) + text
+    table = struct.pack("<I", count) + strings
+    out.write_bytes(struct.pack("<5I", magic, AFDO_GCC_VERSION, zero, tag, len(table)) + table + data[pos:])

@@ -12,13 +12,15 @@ from typing import Literal
 from hone.core.errors import HoneError
 
 Family = Literal["gcc", "clang", "rust"]
-ProfileKind = Literal["instr-gcc", "instr-clang", "instr-rust", "autofdo"]
+ProfileKind = Literal["instr-gcc", "instr-clang", "instr-rust", "autofdo", "autofdo-clang"]
 
-TOKENS = ("clang", "instr-gcc", "instr-clang", "instr-rust", "autofdo", "lto", "lto-full", "lto-thin", "bolt")
-PROFILE_TOKENS: tuple[str, ...] = ("instr-gcc", "instr-clang", "instr-rust", "autofdo")
+TOKENS = ("clang", "instr-gcc", "instr-clang", "instr-rust", "autofdo", "autofdo-clang", "lto", "lto-full",
+          "lto-thin", "bolt")
+# autofdo is gcc's (like instr-gcc); autofdo-clang (also spelled clang+autofdo) is clang's.
+PROFILE_TOKENS: tuple[str, ...] = ("instr-gcc", "instr-clang", "instr-rust", "autofdo", "autofdo-clang")
 # The modes listed by `hone pgo --help` and offered when a mode cannot work here.
 EXAMPLE_MODES = ("instr-gcc", "instr-clang", "instr-rust", "lto", "lto-thin", "instr-gcc+lto",
-                 "instr-clang+lto-thin", "bolt", "instr-gcc+bolt", "autofdo")
+                 "instr-clang+lto-thin", "bolt", "instr-gcc+bolt", "autofdo", "autofdo-clang")
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,7 @@ def default_recipe(system: str) -> Recipe:
 
 
 def parse_mode(mode: str, system: str) -> Recipe:
-    """Parse ``mode`` for a project built by ``system`` (make, cmake, cargo, command).
+    """Parse ``mode`` for a project built by ``system`` (make, cmake, autotools, meson, cargo, command).
 
     Raises HoneError for unknown tokens or combinations that cannot be built
     (two profiles, thin LTO with gcc, a C profile on a cargo project …).
@@ -68,14 +70,17 @@ def parse_mode(mode: str, system: str) -> Recipe:
     family: Family
     if system == "cargo":
         family = "rust"
-        bad = [t for t in tokens if t in ("clang", "instr-gcc", "instr-clang", "autofdo")]
+        bad = [t for t in tokens if t in ("clang", "instr-gcc", "instr-clang", "autofdo", "autofdo-clang")]
         if bad:
             raise HoneError(f"mode {mode!r} does not apply to a cargo project ({', '.join(bad)})",
                             hint="cargo projects take instr-rust, lto, lto-thin, bolt")
     else:
         if profile == "instr-rust":
             raise HoneError(f"mode {mode!r}: instr-rust needs a cargo project (--cargo DIR)")
-        wants_clang = "clang" in tokens or profile in ("instr-clang", "autofdo") or lto == "thin"
+        wants_clang = "clang" in tokens or profile in ("instr-clang", "autofdo-clang") or lto == "thin"
+        if wants_clang and profile == "autofdo":  # clang+autofdo, autofdo+lto-thin: clang's AutoFDO
+            profile = "autofdo-clang"
+            tokens = ["autofdo-clang" if t == "autofdo" else t for t in tokens if t != "clang"]
         if wants_clang and profile == "instr-gcc":
             why = "thin LTO" if lto == "thin" else "clang"
             raise HoneError(f"mode {mode!r}: instr-gcc is a gcc profile and {why} needs clang",

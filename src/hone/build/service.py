@@ -11,7 +11,10 @@ fails that run with its log's tail.
 
 from __future__ import annotations
 
+import os
 import signal
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +40,9 @@ class ServiceRun:
     exit_status: int | None
     died: str | None
     log: str
+    #: Processes running the binary in the server's process tree (master and forked workers),
+    #: seen after ``ready`` and after the load; 0 when none could be read.
+    processes: int = 0
 
     def exit_note(self) -> str:
         """How the server ended, as the likely cause of a profile it did not write."""
@@ -73,23 +79,81 @@ class ServiceLoad:
         return list(self.loaded.spec.metrics)
 
     def run(self, scenario: Scenario, binary: Path, *, timeout: float, cwd: Path | None,
-            env: dict[str, str] | None = None) -> ServiceRun:
+            env: dict[str, str] | None = None,
+            attach: Callable[[list[int]], AbstractContextManager[object]] | None = None) -> ServiceRun:
         """Start ``binary`` as the service (``env`` added to its environment: profile
-        paths), run ``scenario`` as the load, read the server's CPU time, stop it."""
+        paths), run ``scenario`` as the load, read the server's CPU time, stop it.
+        ``attach`` (a sampler) is entered with the server's PIDs for the load's duration."""
         mgr = self.manager
-        mgr.ensure({"binary": str(Path(binary).resolve())}, dict(env or {}), {None})
+        program = str(Path(binary).resolve())
+        mgr.ensure({"binary": program}, dict(env or {}), {None})
         status: int | None = None
+        seen: set[int] = set()
         try:
-            res = run_scenario(scenario, binary, timeout=timeout, cwd=cwd)
+            seen |= _running(_tree(mgr.pid), program)
+            pids = sorted(seen) or ([mgr.pid] if mgr.pid is not None else [])
+            with attach(pids) if attach is not None else nullcontext():
+                res = run_scenario(scenario, binary, timeout=timeout, cwd=cwd)
             died = mgr.death(during="the load, before hone stopped it")
             cpu = mgr.cpu_seconds()
+            tree = _tree(mgr.pid)
+            seen |= _running(tree, program)
+            if cpu is not None:  # a forking server's live workers: not yet in the master's cutime
+                cpu += sum(_cpu_seconds(pid) for pid in tree[1:])
         finally:
             log = mgr.log
             status = mgr.stop()
-        return ServiceRun(res, cpu, status, died, str(log))
+        return ServiceRun(res, cpu, status, died, str(log), len(seen))
 
     def close(self) -> None:
         self.manager.close()
+
+
+def _tree(root: int | None) -> list[int]:
+    """``root`` and its live descendants (from /proc; root first), [] without a root."""
+    if root is None:
+        return []
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rfind(b")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [root], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _running(pids: list[int], program: str) -> set[int]:
+    """The processes among ``pids`` whose executable is ``program``."""
+    out = set()
+    for pid in pids:
+        try:
+            exe = os.readlink(f"/proc/{pid}/exe").removesuffix(" (deleted)")
+        except OSError:
+            continue
+        if exe == program:
+            out.add(pid)
+    return out
+
+
+def _cpu_seconds(pid: int) -> float:
+    """utime + stime (+ reaped children) of one process so far, 0 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rfind(b")") + 2:].split()
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 __all__ = ["SERVER_CPU", "ServiceLoad", "ServiceRun"]

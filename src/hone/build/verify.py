@@ -30,6 +30,15 @@ _WHAT = {"gcov": "gcc's profiling runtime (__gcov_* symbols, linked by -fprofile
 _TELLING = ("__gcov_merge_add", "__gcov_exit", "__gcov_init", "__gcov_dump", "__llvm_profile_runtime",
             "__llvm_profile_write_file", "__llvm_profile_init")
 BUILD_COMMAND_HINT = "--build-command 'make CC={cc} CFLAGS={cflags} LDFLAGS={ldflags}' (build.command in a spec)"
+# Where each build system's own files override the CC/CFLAGS hone gives it: (question, remedy).
+_OVERRIDES = {
+    "cmake": ("does CMakeLists.txt set() CMAKE_C_FLAGS or CMAKE_C_COMPILER itself?",
+              "let CMakeLists.txt append to CMAKE_C_FLAGS instead of replacing it"),
+    "autotools": ("does configure.ac assign CFLAGS=… or CC=… itself?",
+                  "let configure.ac keep the CFLAGS it is given (AC_PROG_CC only sets a default)"),
+    "meson": ("does meson.build set c_args in project()'s default_options (they beat CFLAGS)?",
+              "add the project's own flags with add_project_arguments() instead"),
+}
 
 
 class FlagsNotAppliedError(HoneError):
@@ -97,22 +106,24 @@ def explain(variant: str, stage: str, binary: Path, check: Verification, log: Bu
     other_family = False
     hint = ("let the build take CC/CFLAGS/LDFLAGS from the environment (CC ?= gcc, CFLAGS ?= -O2), call the"
             f" compiler by name rather than by path, or pass the flags on the build command: {BUILD_COMMAND_HINT}")
+    question, remedy = _OVERRIDES.get(system, ("does its Makefile assign CC = … and CFLAGS = … itself?", ""))
+    if remedy:
+        hint = f"{remedy}; {hint}"
     if calls is None:
+        what = "-D cache entries" if system == "cmake" else "CC/CFLAGS/LDFLAGS"
         cause = (f"the compiler wrappers are switched off ({WRAPPERS_OFF}=1), so hone's flags could only travel in"
-                 " CC/CFLAGS/LDFLAGS, and the build ignored those (does its Makefile assign CC = … and"
-                 " CFLAGS = … itself?)")
+                 f" {what}, and the build ignored those ({question})")
         hint = f"unset {WRAPPERS_OFF} (a diagnostic switch); or {hint}"
     elif not calls.counts and system == "cmake":
-        cause = ("the CMake project overrides the compiler or flags hone gives it (CMAKE_C_COMPILER, CMAKE_C_FLAGS,"
-                 " CMAKE_EXE_LINKER_FLAGS cache entries): does CMakeLists.txt set() them itself?")
-        hint = f"let CMakeLists.txt append to CMAKE_C_FLAGS instead of replacing it; {hint}"
+        cause = ("no compile or link went through hone's launcher (CMAKE_C_COMPILER_LAUNCHER,"
+                 " CMAKE_C_LINKER_LAUNCHER): does CMakeLists.txt set these launchers (or RULE_LAUNCH_COMPILE) itself?")
     elif not calls.counts:
         cause = ("the build ignored CC/CFLAGS from the environment and the wrappers were bypassed: no compiler was"
                  " called by name through PATH. Does the Makefile call a compiler by absolute path"
                  " (CC = /usr/bin/gcc), or set PATH itself?")
     elif not calls.names("appended", "present"):
         used = ", ".join(calls.names("passed"))
-        cause = (f"the build compiled with {used}, called by name, which a {family} variant runs unchanged: the"
+        cause = (f"the build compiled with {used}, which a {family} variant runs unchanged: the"
                  f" project picks its own compiler and {variant} needs {family}")
         hint = ("build the mode of the project's compiler (instr-gcc for gcc, instr-clang for clang), or let the"
                 " Makefile use $(CC) (CC ?= cc)")

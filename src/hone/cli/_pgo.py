@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,8 @@ from hone.build.recipe import EXAMPLE_MODES
 from hone.cli import main
 from hone.cli._common import console, err_console, load_checked, stdout_for_data, write_json
 from hone.core.errors import HoneError
-from hone.report import pgo_terminal
+from hone.report import pgo_markdown, pgo_terminal
+from hone.report.base import write_text
 
 _SCENARIO_PREFIX = re.compile(r"^@([A-Za-z0-9_.-]+)(?::([0-9]*\.?[0-9]+))?\s+(.+)$", re.DOTALL)
 
@@ -93,10 +95,29 @@ def json_view(result: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------- command
 
 
-@main.command("pgo", context_settings={"ignore_unknown_options": False})
+class _PgoCommand(click.Command):
+    """``hone pgo`` with one subcommand beside its SPEC argument: ``hone pgo autofdo-profile …``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] == "autofdo-profile":
+            ctx.meta["hone.pgo.sub"] = args[1:]
+            return []
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        if "hone.pgo.sub" in ctx.meta:
+            sub = autofdo_profile_cmd
+            with sub.make_context("hone pgo autofdo-profile", list(ctx.meta["hone.pgo.sub"])) as sctx:
+                return sub.invoke(sctx)
+        return super().invoke(ctx)
+
+
+@main.command("pgo", cls=_PgoCommand, context_settings={"ignore_unknown_options": False})
 @click.argument("args", nargs=-1, metavar="[SPEC | report [RESULT]]")
 @click.option("--make", "make_dir", metavar="DIR", help="Quick form: a make project.")
-@click.option("--cmake", "cmake_dir", metavar="DIR", help="Quick form: a cmake project.")
+@click.option("--cmake", "cmake_dir", metavar="DIR", help="Quick form: a cmake project (--binary _hone_build/PROG).")
+@click.option("--autotools", "autotools_dir", metavar="DIR", help="Quick form: ./configure && make.")
+@click.option("--meson", "meson_dir", metavar="DIR", help="Quick form: a meson project (--binary _hone_build/PROG).")
 @click.option("--cargo", "cargo_dir", metavar="DIR", help="Quick form: a cargo project.")
 @click.option("--binary", metavar="PATH", help="The program the build produces, relative to DIR.")
 @click.option("--train", multiple=True, metavar="CMD",
@@ -118,18 +139,24 @@ def json_view(result: dict[str, Any]) -> dict[str, Any]:
 @click.option("--workdir", type=click.Path(file_okay=False), help="Where variants go (default: state dir).")
 @click.option("--keep-trees", is_flag=True, help="Keep each variant's build tree.")
 @click.option("--json", "json_path", metavar="FILE", help="Write the result as JSON (- = stdout).")
-def pgo_cmd(args: tuple[str, ...], make_dir: str | None, cmake_dir: str | None, cargo_dir: str | None,
+@click.option("--markdown", "markdown_path", metavar="FILE",
+              help="Write the AutoFDO before/after tables (runs, STDDEVP, Mean, Opt/Default, CI) as Markdown.")
+def pgo_cmd(args: tuple[str, ...], make_dir: str | None, cmake_dir: str | None, autotools_dir: str | None,
+            meson_dir: str | None, cargo_dir: str | None,
             binary: str | None, train: tuple[str, ...], evaluate: tuple[str, ...], modes: tuple[str, ...],
             build_command: str | None, cflags: str | None, check: str | None, rounds: int | None,
             noise_builds: int | None, no_counts: bool, threads: bool, partial_training: bool, workdir: str | None,
-            keep_trees: bool, json_path: str | None) -> None:
+            keep_trees: bool, json_path: str | None, markdown_path: str | None) -> None:
     """Build profile-guided variants (PGO, LTO, BOLT; AutoFDO where LBR exists) of a
     program and measure each against the default build.
 
     \b
     hone pgo SPEC                          a spec with a build: section
     hone pgo --make DIR --binary PATH --train CMD --evaluate CMD --mode instr-gcc …
+    hone pgo --cmake | --autotools | --meson | --cargo DIR …   other build systems
     hone pgo report [RESULT]               show a result again (default: the latest)
+    hone pgo autofdo-profile --pid PID --binary PATH --duration S -o FILE
+                                           an AutoFDO profile of running processes (needs LBR)
 
     Every variant is built from a fresh copy of the project (in one build directory,
     emptied between builds) and kept in its own directory; it must give the default
@@ -137,7 +164,7 @@ def pgo_cmd(args: tuple[str, ...], make_dir: str | None, cmake_dir: str | None, 
     CI) and on cachegrind's deterministic counts; gains within the layout-noise floor are
     not called gains.
     """
-    stdout_for_data(json_path)
+    stdout_for_data(json_path, markdown_path)
     if args and args[0] == "report":
         if len(args) > 2:
             raise HoneError("usage: hone pgo report [RESULT.json | WORKDIR]")
@@ -146,25 +173,27 @@ def pgo_cmd(args: tuple[str, ...], make_dir: str | None, cmake_dir: str | None, 
             path = path / "result.json"
         result = load_result(path)
         render(result)
-        if json_path:
-            write_json(json_path, json_view(result))
+        _write(result, json_path, markdown_path)
         return
-    quick = [d for d in (make_dir, cmake_dir, cargo_dir) if d]
+    dirs = {"make": make_dir, "cmake": cmake_dir, "autotools": autotools_dir, "meson": meson_dir, "cargo": cargo_dir}
+    quick = [d for d in dirs.values() if d]
     if args:
         if len(args) > 1:
             raise HoneError(f"one SPEC expected, got {' '.join(args)}")
         if quick or train or evaluate or binary:
-            raise HoneError("give either a SPEC or the quick form (--make/--cmake/--cargo …), not both")
+            raise HoneError("give either a SPEC or the quick form (--make/--cmake/--autotools/--meson/--cargo …),"
+                            " not both")
         plan = plan_from_spec(args[0])
         if modes:
             plan.recipes = parse_modes(list(modes), plan.system)
     else:
         if len(quick) != 1:
-            raise HoneError("give a SPEC, or exactly one of --make DIR, --cmake DIR, --cargo DIR",
+            raise HoneError("give a SPEC, or exactly one of --make DIR, --cmake DIR, --autotools DIR, --meson DIR,"
+                            " --cargo DIR",
                             hint="hone pgo --make DIR --binary PATH --train 'CMD {binary}' --evaluate 'CMD {binary}'")
         if not binary:
             raise HoneError("--binary PATH is required with the quick form (relative to the project directory)")
-        system = "make" if make_dir else "cmake" if cmake_dir else "cargo"
+        system = next(s for s, d in dirs.items() if d)
         taken: set[str] = set()
         cwd = os.getcwd()
         plan = BuildPlan(
@@ -194,5 +223,66 @@ def pgo_cmd(args: tuple[str, ...], make_dir: str | None, cmake_dir: str | None, 
         plan.workdir = Path(workdir).resolve()
     result = PgoRun(plan, log=lambda msg: err_console.print(msg, style="dim")).run()
     render(result)
+    _write(result, json_path, markdown_path)
+
+
+def _write(result: dict[str, Any], json_path: str | None, markdown_path: str | None) -> None:
     if json_path:
         write_json(json_path, json_view(result))
+    if markdown_path:
+        write_text(markdown_path, pgo_markdown.render(result))
+
+
+@click.command("autofdo-profile")
+@click.option("--pid", "pids", type=int, multiple=True, metavar="PID",
+              help="A running process to sample (repeatable: graphd and storaged of one project).")
+@click.option("--binary", "binaries", multiple=True, metavar="PATH", required=True,
+              help="The program(s) the samples are of, built with -g (repeatable): one profile each, merged.")
+@click.option("--duration", type=float, default=60.0, show_default=True, help="Seconds to sample.")
+@click.option("--perf-data", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Use this perf.data (perf record -b) instead of sampling --pid.")
+@click.option("--compiler", type=click.Choice(["gcc", "clang"]), default="gcc", show_default=True,
+              help="gcc: create_gcov + profile_merger, for -fauto-profile; clang: llvm-profgen, for"
+              " -fprofile-sample-use.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), metavar="FILE",
+              help="The merged profile to write.")
+def autofdo_profile_cmd(pids: tuple[int, ...], binaries: tuple[str, ...], duration: float, perf_data: str | None,
+                        compiler: str, output: str) -> None:
+    """Sample running processes with perf record -b (LBR) and write one AutoFDO profile for
+    every given binary, to build them with (gcc: -fauto-profile=FILE, clang:
+    -fprofile-sample-use=FILE)."""
+    import tempfile
+
+    from hone.build.modes import AutoFdo, AutoFdoClang
+    from hone.build.modes.autofdo import check_lbr, record_pids
+
+    if perf_data is None and not pids:
+        raise HoneError("nothing to sample", hint="--pid PID (repeatable), or --perf-data FILE")
+    if perf_data is not None and pids:
+        raise HoneError("give --pid or --perf-data, not both")
+    if duration <= 0:
+        raise HoneError(f"--duration must be > 0, got {duration:g}")
+    paths = [Path(b).resolve() for b in binaries]
+    for b in paths:
+        if not b.is_file():
+            raise HoneError(f"binary {b} does not exist")
+    mode = AutoFdo() if compiler == "gcc" else AutoFdoClang()
+    if perf_data is None:
+        check_lbr()
+    elif not Path(perf_data).is_file():
+        raise HoneError(f"perf data {perf_data} does not exist")
+    mode.find_tools()
+    out = Path(output).resolve()
+    with tempfile.TemporaryDirectory(prefix="hone-autofdo-") as tmp:
+        samples = Path(perf_data).resolve() if perf_data else Path(tmp) / "perf.data"
+        if perf_data is None:
+            err_console.print(f"perf record -b on {', '.join(map(str, pids))} for {duration:g} s …", style="dim")
+            record_pids(pids, duration, samples)
+        raw = Path(tmp) / f"merged{mode.suffix}"
+        total = mode.profile_set(paths, samples, raw)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        written = mode.finish(raw, out)
+        if written != out:
+            shutil.copyfile(written, out)
+    flag = "-fauto-profile" if compiler == "gcc" else "-fprofile-sample-use"
+    console.print(f"{out}: {total:,} samples of {', '.join(p.name for p in paths)}; build with {flag}={out}")

@@ -16,6 +16,7 @@ from hone.report import csv as csv_report
 from hone.report import (
     diagnose_terminal,
     libswap_terminal,
+    pgo_markdown,
     pgo_terminal,
     run_terminal,
     terminal,
@@ -45,7 +46,7 @@ RENDERERS: dict[str, dict[str, Callable[[dict[str, Any]], Any]]] = {
     "tune": {"terminal": tune_terminal.render},
     "worker": {"terminal": run_terminal.render_worker},
     "run": {"terminal": run_terminal.render},
-    "pgo": {"terminal": pgo_terminal.render},
+    "pgo": {"terminal": pgo_terminal.render, "markdown": pgo_markdown.render},
     "pgo-manifest": {"terminal": pgo_terminal.render_manifest},
     "doctor": {"terminal": diagnose_terminal.render_doctor, "markdown": render_markdown},
     "profile": {"terminal": diagnose_terminal.render_profile},

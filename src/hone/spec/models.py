@@ -835,7 +835,9 @@ class BuildScenario(StrictModel):
 class BuildSpec(StrictModel):
     """How ``hone pgo`` builds the program and which variants it tries.
 
-    ``system``: make, cmake, cargo or command (``command`` is then the build argv).
+    ``system``: make, cmake, autotools (./configure; make), meson, cargo or command (``command``
+    is then the build argv; for cmake, autotools and meson it replaces the build step after
+    configuring).
     Flags reach the build as CC/CFLAGS/CXXFLAGS/LDFLAGS/RUSTFLAGS in the environment and
     as ``{cc}`` ``{cflags}`` ``{ldflags}`` ``{ar}`` ``{ranlib}`` ``{rustflags}`` ``{jobs}``
     placeholders in ``command``. ``binary`` is relative to ``dir``. Without ``evaluate``
@@ -844,7 +846,7 @@ class BuildSpec(StrictModel):
     run against each variant started as the service (they need no ``{binary}``).
     """
 
-    system: Literal["make", "cmake", "cargo", "command"] = "make"
+    system: Literal["make", "cmake", "autotools", "meson", "cargo", "command"] = "make"
     dir: str = "."
     binary: str = Field(min_length=1)
     command: Argv | None = None

@@ -44,16 +44,24 @@ Estimators (what "the ratio", its CI and its test are):
 
 from __future__ import annotations
 
+import importlib
 import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from types import ModuleType
 from typing import Any, Literal, get_args
 
 import numpy as np
-from scipy import stats as sps
 
 Goal = Literal["minimize", "maximize"]
+
+
+def _sps() -> ModuleType:
+    """scipy.stats, imported on first use: it takes about half a second, which every command
+    that imports this module (help, status, rollback) would otherwise pay."""
+    return importlib.import_module("scipy.stats")
+
 Estimator = Literal["mean", "trimmed", "median", "welsch", "auto"]
 ESTIMATORS: tuple[str, ...] = get_args(Estimator)
 Verdict = Literal["faster", "slower", "equivalent", "inconclusive"]
@@ -161,7 +169,7 @@ def wilcoxon_p(logr: np.ndarray) -> float:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            res = sps.wilcoxon(logr, zero_method="pratt", alternative="two-sided")
+            res = _sps().wilcoxon(logr, zero_method="pratt", alternative="two-sided")
         except ValueError:
             return 1.0
     p = float(res.pvalue)
@@ -172,7 +180,7 @@ def location(logr: np.ndarray, estimator: Estimator = "mean", axis: int = -1) ->
     """Mean, 20% trimmed mean or median of log ratios along ``axis`` (the Welsch
     M-estimate of a 1-D sample)."""
     if estimator == "trimmed":
-        return sps.trim_mean(logr, TRIM, axis=axis)
+        return _sps().trim_mean(logr, TRIM, axis=axis)
     if estimator == "median":
         return np.median(logr, axis=axis)
     if estimator == "welsch":
@@ -216,7 +224,7 @@ def sign_test_p(logr: np.ndarray) -> float:
     n = pos + neg + 2 * half_zeros
     if n == 0 or pos == neg:
         return 1.0
-    return float(sps.binomtest(min(pos, neg) + half_zeros, n, 0.5).pvalue)
+    return float(_sps().binomtest(min(pos, neg) + half_zeros, n, 0.5).pvalue)
 
 
 def median_ci(logr: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
@@ -228,8 +236,8 @@ def median_ci(logr: np.ndarray, confidence: float = 0.95) -> tuple[float, float]
         return (math.nan, math.nan)
     srt = np.sort(logr)
     tail = (1.0 - confidence) / 2.0
-    k = int(sps.binom.ppf(tail, n, 0.5))
-    if sps.binom.cdf(k, n, 0.5) > tail:
+    k = int(_sps().binom.ppf(tail, n, 0.5))
+    if _sps().binom.cdf(k, n, 0.5) > tail:
         k -= 1
     if k < 0:
         return (-math.inf, math.inf)
@@ -352,7 +360,7 @@ def location_se(logr: np.ndarray, estimator: Estimator = "mean", *,
         if ci is None:
             ci, confidence = (median_ci(logr, 0.95) if estimator == "median" else welsch_ci(logr, 0.95)), 0.95
         lo, hi = ci
-        z = float(sps.norm.ppf(0.5 + confidence / 2))
+        z = float(_sps().norm.ppf(0.5 + confidence / 2))
         return (hi - lo) / (2 * z) if math.isfinite(hi - lo) else math.nan
     if estimator == "trimmed":
         k = math.floor(TRIM * n)
@@ -382,7 +390,7 @@ def bootstrap_mean_ci(
     for method in ("BCa", "percentile"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = sps.bootstrap(
+            res = _sps().bootstrap(
                 (logr,),
                 stat,
                 confidence_level=confidence,
@@ -409,7 +417,7 @@ def minimal_detectable_log_effect(
     if n < max(2, min_rounds_for_alpha(alpha)):
         return math.inf
     df = n - 1
-    t_sum = float(sps.t.ppf(1 - alpha / 2, df) + sps.t.ppf(power, df))
+    t_sum = float(_sps().t.ppf(1 - alpha / 2, df) + _sps().t.ppf(power, df))
     if se is not None:
         return t_sum * se if math.isfinite(se) else math.inf
     if not math.isfinite(sd):

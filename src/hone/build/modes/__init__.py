@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hone.build.modes.autofdo import AutoFdo, check_lbr
+from hone.build.modes.autofdo import AutoFdo, AutoFdoClang, AutoFdoMode, EmptyProfileError, check_lbr
 from hone.build.modes.base import ProfileMode
 from hone.build.modes.bolt import BoltPass
 from hone.build.modes.instr_clang import InstrClang
@@ -15,7 +15,8 @@ PROFILE_MODES: dict[str, type[ProfileMode]] = {
     "instr-clang": InstrClang,
     "instr-rust": InstrRust,
     "autofdo": AutoFdo,
+    "autofdo-clang": AutoFdoClang,
 }
 
-__all__ = ["PROFILE_MODES", "AutoFdo", "BoltPass", "InstrClang", "InstrGcc", "InstrRust", "ProfileMode", "add_lto",
-           "check_lbr"]
+__all__ = ["PROFILE_MODES", "AutoFdo", "AutoFdoClang", "AutoFdoMode", "BoltPass", "EmptyProfileError", "InstrClang",
+           "InstrGcc", "InstrRust", "ProfileMode", "add_lto", "check_lbr"]

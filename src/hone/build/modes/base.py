@@ -1,7 +1,7 @@
 """A profile mode: instrument a build, collect one profile per scenario, merge them
 with weights, and feed the merge to the optimizing build.
 
-Each mode lives in its own file (instr_gcc, instr_clang, instr_rust, autofdo); LTO is
+Each mode lives in its own file (instr_gcc, instr_clang, instr_rust, autofdo: both families); LTO is
 flags only (``lto.py``) and BOLT is a post-link pass (``bolt.py``).
 """
 

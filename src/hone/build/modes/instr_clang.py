@@ -19,7 +19,10 @@ class LlvmProfileMode(ProfileMode):
     marker = "llvm"
 
     def scenario_env(self, scenario_dir: Path) -> dict[str, str]:
-        # %p: one file per process (scenarios may start the program several times); %m: per binary.
+        # %p: one file per started process (scenarios may start the program several times); %m: per
+        # binary, and online merging under a file lock. %p is expanded when the program starts, so
+        # a forking server's workers merge into their master's file (not files of their own), safely
+        # even when they all exit at once; the file cannot tell how many processes merged into it.
         return {"LLVM_PROFILE_FILE": str(scenario_dir / "raw" / "%p-%m.profraw")}
 
     def collect(self, scenario: str, weight: float, scenario_dir: Path, instr_tree: Path) -> ScenarioProfile:

@@ -1,7 +1,8 @@
 """gcc instrumented PGO: ``-fprofile-generate`` → ``.gcda`` per object → ``-fprofile-use``.
 
 gcc names each ``.gcda`` after its object's path, so profiles are stored relative to
-the tree root and copied next to the objects of the (fresh, clean) optimizing tree.
+the tree root; the optimizing build (same tree path) reads them from a directory outside
+the tree (``-fprofile-use=DIR``), named as gcc looks them up there.
 ``GCOV_PREFIX`` sends each scenario's files to its own directory; ``gcov-tool merge``
 adds them up with integer weights.
 """
@@ -12,7 +13,14 @@ import shutil
 from pathlib import Path
 
 from hone.build.modes.base import NoProfileWrittenError, ProfileMode
-from hone.build.profiles import MergedProfile, ScenarioProfile, gcda_dir_total, integer_weights, sha256_path
+from hone.build.profiles import (
+    MergedProfile,
+    ScenarioProfile,
+    gcda_dir_runs,
+    gcda_dir_total,
+    integer_weights,
+    sha256_path,
+)
 from hone.build.systems.base import BuildFlags
 from hone.build.toolchain import gcov_tool, tool_version
 from hone.core.errors import HoneError
@@ -61,7 +69,10 @@ class InstrGcc(ProfileMode):
                 " (exit() or return from main; not a signal, abort() or _exit())?")
         shutil.copytree(raw, rel, dirs_exist_ok=True)
         shutil.rmtree(scenario_dir / "raw")
-        return ScenarioProfile(scenario, str(rel), sha256_path(rel), gcda_dir_total(rel), weight)
+        # Forked processes (a pre-forking server's workers) merge into the same .gcda under
+        # libgcov's file lock; the run count says how many did.
+        return ScenarioProfile(scenario, str(rel), sha256_path(rel), gcda_dir_total(rel), weight,
+                               profile_writers=gcda_dir_runs(rel))
 
     def merge(self, parts: list[ScenarioProfile], out_dir: Path) -> MergedProfile:
         # gcc 12's gcov-tool dies on value-profile (topn) counters when asked to scale
@@ -94,16 +105,37 @@ class InstrGcc(ProfileMode):
                 shutil.rmtree(d)
         return MergedProfile(self.kind, str(merged), sha256_path(merged), parts, tool=self.gcov_tool)
 
+    @staticmethod
+    def use_dir(merged: MergedProfile) -> Path:
+        """Where the optimizing build reads the profile: outside the tree, because some builds
+        delete ``*.gcda`` before they compile (Redis's Makefile cleans whenever its flags change)."""
+        return Path(merged.path).parent / "use"
+
     def prepare_tree(self, tree: Path, merged: MergedProfile) -> None:
-        shutil.copytree(merged.path, tree, dirs_exist_ok=True)
+        # gcc -fprofile-use=DIR reads DIR/<absolute object path, '/' → '#'>.gcda for an object named
+        # relative to the compiler's directory, DIR/<absolute object path>.gcda for an absolute one:
+        # both layouts, for the tree's path (the build slot the training build ran in).
+        use = self.use_dir(merged)
+        if use.exists():
+            shutil.rmtree(use)
+        use.mkdir(parents=True)
+        root = tree.resolve()
+        for gcda in Path(merged.path).rglob("*.gcda"):
+            absolute = root / gcda.relative_to(merged.path)
+            shutil.copy2(gcda, use / str(absolute).replace("/", "#"))
+            nested = use / str(absolute).lstrip("/")
+            nested.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(gcda, nested)
 
     def apply(self, flags: BuildFlags, merged: MergedProfile) -> None:
+        # -fprofile-use=DIR: the profile prepare_tree lays out outside the tree.
         # -fprofile-correction: counters of threaded programs can be slightly inconsistent.
         # -Wno-error=coverage-mismatch: a project that compiles a source twice (bzlib.o and the
         # PIC bzlib.sho of its shared library) gets one .gcda for both; the copy whose profile
         # does not fit is built without it, with a warning hone reports (profile_problems),
         # instead of failing the whole build.
-        extra = ["-fprofile-use", "-fprofile-correction", "-Wmissing-profile", "-Wno-error=coverage-mismatch"]
+        extra = [f"-fprofile-use={self.use_dir(merged)}", "-fprofile-correction", "-Wmissing-profile",
+                 "-Wno-error=coverage-mismatch"]
         if self.partial_training:
             extra.append("-fprofile-partial-training")
         flags.cflags += extra

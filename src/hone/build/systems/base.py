@@ -141,11 +141,19 @@ class BuildSystem(ABC):
     def wrappers(self, tree: Path, flags: BuildFlags) -> Wrappers | None:
         """Compiler wrappers for this build, next to the tree (None for cargo, or with
         HONE_PGO_NO_WRAPPERS=1)."""
-        if not self.wraps_compilers or flags.family == "rust" or not wrappers_enabled():
+        if not self.uses_wrappers(flags):
             return None
-        return write_wrappers(tree.parent / DIR_NAME, cc=flags.cc, cxx=flags.cxx, cflags=flags.cflags,
+        return write_wrappers(self.wrapper_dir(tree), cc=flags.cc, cxx=flags.cxx, cflags=flags.cflags,
                               ldflags=flags.ldflags, family=flags.family,
                               search_path={**os.environ, **flags.env}.get("PATH", os.defpath))
+
+    def uses_wrappers(self, flags: BuildFlags) -> bool:
+        return self.wraps_compilers and flags.family != "rust" and wrappers_enabled()
+
+    @staticmethod
+    def wrapper_dir(tree: Path) -> Path:
+        """Where a build of ``tree`` gets its wrappers: beside the tree, never inside it."""
+        return tree.parent / DIR_NAME
 
     def c_env(self, flags: BuildFlags) -> dict[str, str]:
         """The conventional variables autoconf-style Makefiles read."""

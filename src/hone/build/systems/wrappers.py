@@ -9,6 +9,8 @@ links, its link flags) unless the call already carries them as one run of words 
 build passed ``$(CFLAGS)`` from the environment), then ``exec``s the real compiler by the
 absolute path found before PATH changed. A wrapper of the other family passes the call
 through unchanged (a gcc variant leaves ``clang`` alone) and only notes that it ran.
+Beside them ``hone-launch`` does the same as cmake's compiler and linker launcher
+(``hone-launch <compiler> <args…>``), for compilers cmake calls by absolute path.
 
 The flags are read from ``cflags.list``/``ldflags.list`` (one word a line) next to the
 scripts, never pasted into shell text; every call appends ``<name> <action>`` to
@@ -34,17 +36,13 @@ from hone.core.errors import HoneError
 WRAPPERS_OFF = "HONE_PGO_NO_WRAPPERS"
 DIR_NAME = ".hone-wrappers"
 CALLS_LOG = "calls.log"
+LAUNCHER = "hone-launch"  # cmake's compiler/linker launcher, beside the wrappers
 
 # The shell text is fixed; only the real compiler's path and the wrapper's own name (both
 # hone's, quoted) are filled in. Arguments and flags stay in "$@" and the .list files.
-_APPEND = """#!/bin/sh
-# hone pgo compiler wrapper (generated; docs/pgo.md "How hone's flags reach the compiler").
-# Appends hone's flags (cflags.list, and ldflags.list when linking; one word a line) unless
-# the call already carries them, then runs the real compiler.
-real={real}
-name={name}
-d=${{HONE_WRAPPER_DIR:-${{0%/*}}}}
-nl='
+# What a wrapper and the launcher share: append hone's flags (cflags.list, and ldflags.list
+# when linking; one word a line) unless the call already carries them, then run $real.
+_APPEND_BODY = """nl='
 '
 seen=$nl
 input=
@@ -77,6 +75,36 @@ fi
 printf '%s %s\\n' "$name" "$action" >> "$d/{calls}" 2>/dev/null
 exec "$real" "$@"
 """
+
+_APPEND = """#!/bin/sh
+# hone pgo compiler wrapper (generated; docs/pgo.md "How hone's flags reach the compiler").
+# Appends hone's flags unless the call already carries them, then runs the real compiler.
+real={real}
+name={name}
+d=${{HONE_WRAPPER_DIR:-${{0%/*}}}}
+""" + _APPEND_BODY
+
+# cmake's CMAKE_<LANG>_COMPILER_LAUNCHER / _LINKER_LAUNCHER (as ccache): called as
+# `hone-launch <compiler> <args…>` with the compiler cmake chose, even one CMakeLists.txt
+# set by absolute path. A compiler of the other family (by its name or where it links to)
+# runs unchanged; any other gets hone's flags like a wrapper.
+_LAUNCH = """#!/bin/sh
+# hone pgo compiler launcher (generated; docs/pgo.md "How hone's flags reach the compiler").
+d=${{HONE_WRAPPER_DIR:-${{0%/*}}}}
+real=$1
+shift
+name=${{real##*/}}
+target=$(readlink -f "$real" 2>/dev/null)
+case "$name ${{target##*/}}" in
+  *clang*) fam=clang ;;
+  *gcc*|*g++*) fam=gcc ;;
+  *) fam={family} ;;
+esac
+if [ "$fam" != {family} ]; then
+  printf '%s passed\\n' "$name" >> "$d/{calls}" 2>/dev/null
+  exec "$real" "$@"
+fi
+""" + _APPEND_BODY
 
 _PASS = """#!/bin/sh
 # hone pgo compiler wrapper (generated): a compiler of the other family, run unchanged.
@@ -202,6 +230,9 @@ def write_wrappers(dest: Path, *, cc: str, cxx: str, cflags: list[str], ldflags:
         path.write_text(text)
         path.chmod(0o755)
         wrappers.names[name] = how
+    launcher = dest / LAUNCHER
+    launcher.write_text(_LAUNCH.format(family=family, calls=CALLS_LOG))
+    launcher.chmod(0o755)
     if Path(cc).name in wrappers.names:
         wrappers.cc = str(dest / Path(cc).name)
     if Path(cxx).name in wrappers.names:

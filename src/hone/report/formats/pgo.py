@@ -35,6 +35,10 @@ class ScenarioProfile(TypedDict):
     # Added within version 1: a server's exit status after hone stopped it (training as the
     # service; negative: the signal that ended it), null otherwise.
     server_exit: NotRequired[int | None]
+    # Added within version 1: processes that wrote a profile (gcc: the .gcda run count; null for
+    # LLVM profiles) and, training as the service, the program's processes hone saw in it.
+    profile_writers: NotRequired[int | None]
+    server_processes: NotRequired[int | None]
 
 
 class MergedProfile(TypedDict):

@@ -1,0 +1,1 @@
+long work(long n, const char *key);
