@@ -34,7 +34,7 @@ example-nginx:
 example-pgo-redis:
 	@$(SETUP) core pgo examples-redis
 	bash examples/pgo/fetch-sources.sh redis
-	$(HONE) pgo examples/pgo/redis.yaml --workdir build/pgo-redis --json build/example-pgo-redis.json
+	$(HONE) pgo examples/pgo/redis.yaml --workdir build/pgo-redis --json build/example-pgo-redis.json --markdown build/example-pgo-redis.md
 
 test: setup
 	$(VENV)/bin/ruff check src tests benchmarks
