@@ -97,7 +97,8 @@ def pair(tmp_path: Path) -> tuple[Path, Path]:
 def test_pair_translates_to_ordered_knobs_goals_weights_and_constraints(pair):
     loaded = load_atune(*pair)
     spec = loaded.spec
-    assert spec.name == "demo" and spec.tune.trials == 4 and spec.tune.random_starts == 2
+    # iterations count A-Tune's benchmark runs: hone's run budget, not its trials
+    assert spec.name == "demo" and spec.tune.max_runs == 4 and spec.tune.random_starts == 2
     assert spec.tune.objective == "weighted"
     tps, delay = spec.metrics
     assert (tps.goal, tps.weight, delay.goal, delay.weight) == ("maximize", 60, "minimize", 40)
@@ -150,11 +151,12 @@ def test_bad_scope_points_at_the_server_line(pair):
 
 def test_hone_tune_runs_an_atune_pair(pair, hone, tmp_path):
     client, server = pair
+    # iterations: 4 cannot pay for a confirmation (6 rounds × 2 arms): 17 = baseline 1 + 4 trials + 12
     res = hone("tune", client, "--atune-server", server, "--repeats", "1", "--confirm", "6", "--top-k", "1",
-               "--json", tmp_path / "r.json", "--seed", "1")
+               "--json", tmp_path / "r.json", "--seed", "1", "--max-runs", "17")
     assert res.code == 0, res.err + res.out
     doc = json.loads((tmp_path / "r.json").read_text())
-    assert doc["trials"] == 4 and doc["failed_trials"] == 0
+    assert doc["trials"] == 4 and doc["failed_trials"] == 0 and doc["budget"]["runs_total"] <= 17
     assert doc["objective"]["mode"] == "weighted"
     assert (tmp_path / "ratio").read_text() == "10" and (tmp_path / "mode").read_text() == "safe"
     assert not (tmp_path / "pwned").exists()
@@ -169,7 +171,7 @@ def test_example_pair_in_the_repo_loads():
 REDIS_CLIENT = """\
 project: "redis"
 engine: "gridsearch"
-iterations: 2
+iterations: 3  # benchmark runs: the baseline's and one for each option
 benchmark: "{py} bench.py"
 evaluations:
   -

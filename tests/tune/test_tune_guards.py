@@ -51,7 +51,7 @@ def test_atune_project_that_climbs_out_of_the_state_dir_is_refused(hone, tmp_pat
 
 @pytest.mark.parametrize(("option", "value"), [
     ("--trials", "0"), ("--trials", "-2"), ("--repeats", "0"), ("--repeats", "-2"), ("--top-k", "0"),
-    ("--confirm", "-1"),
+    ("--confirm", "-1"), ("--max-runs", "0"),
 ])
 def test_out_of_range_numbers_are_refused_not_replaced(workload, hone, state_dir: Path, option: str,  # type: ignore[no-untyped-def]
                                                        value: str) -> None:

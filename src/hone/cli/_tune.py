@@ -77,6 +77,12 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option("--max-time", metavar="DURATION", callback=_duration, default=None,
               help="Time for the whole session (90s, 45m, 2h; default: tune.max_time): the search stops when the "
                    "next trial would not fit, keeping time for the confirmation and the ablation.")
+@click.option("--max-runs", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Benchmark runs for the whole session, every run counted: baseline, trials, confirmation, "
+                   "ablation (default: tune.max_runs; A-Tune's iterations). Refused when too small to confirm.")
+@click.option("--intensify/--no-intensify", default=None,
+              help="One run per trial; only one whose mean beats the best so far is re-measured, up to --repeats "
+                   "runs (default: on with --max-runs; off: every trial runs --repeats times).")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Run the trials in K local `hone worker` processes (no system knobs; see hone worker).")
 @click.option("--json", "json_path", metavar="FILE", help="Write the result as JSON (- = stdout).")
@@ -85,8 +91,8 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int | None, sampler: str | None,
              storage: str | None, study_name: str | None, resume: bool, apply_best: bool, pareto: bool,
              repeats: int | None, confirm_rounds: int | None, top_k: int | None, ablation: bool | None,
-             ablation_rounds: int | None, max_time: float | None, workers: int, json_path: str | None,
-             html_path: str | None) -> None:
+             ablation_rounds: int | None, max_time: float | None, max_runs: int | None, intensify: bool | None,
+             workers: int, json_path: str | None, html_path: str | None) -> None:
     """Search SPEC's knob space for a configuration that beats the current one.
 
     Baseline (current values, measured `repeats` times) → trials (apply, benchmark,
@@ -108,8 +114,20 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
     else:
         loaded = load_checked(spec)
     t = loaded.spec.tune
+    source = "--max-runs"
+    if max_runs is None and t.max_runs is not None:
+        max_runs = t.max_runs
+        if not atune_server:
+            source = f"{loaded.path}:{loaded.source.line_of(('tune', 'max_runs'))}: tune.max_runs"
+        elif loaded.source.lines.get(("iterations",)) is not None:
+            source = f"{loaded.path}:{loaded.source.lines[('iterations',)]}: iterations"
+        else:
+            source = f"{atune_server}: maxiterations"
+    if trials is None:
+        # Under a run budget the runs decide how many trials; tune.trials caps them only when written.
+        trials = max_runs if max_runs is not None and "trials" not in t.model_fields_set else t.trials
     settings = TuneSettings(
-        trials=t.trials if trials is None else trials, seed=t.seed if seed is None else seed,
+        trials=trials, seed=t.seed if seed is None else seed,
         sampler=sampler or t.sampler,
         storage=storage, study=study_name, resume=resume, apply_best=apply_best, pareto=pareto,
         random_starts=t.random_starts, repeats=repeats,
@@ -119,13 +137,18 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
         ablation=t.ablation if ablation is None else ablation,
         ablation_rounds=t.ablation_rounds if ablation_rounds is None else ablation_rounds,
         max_time=t.max_time if max_time is None else max_time,
+        max_runs=max_runs, max_runs_source=source, intensify=intensify,
     )
     metric_units = {m.name: m.unit or "" for m in loaded.spec.metrics}
     started = time.perf_counter()
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=console, transient=True)
     task = progress.add_task("trials", total=settings.trials)
-    state: dict[str, Any] = {"baseline": {}, "best": None}
+    state: dict[str, Any] = {"baseline": {}, "best": None, "trials": settings.trials}
+
+    def on_trials(total: int) -> None:
+        state["trials"] = total
+        progress.update(task, total=total)
 
     def on_phase(phase: str, message: str) -> None:
         progress.console.print(Text.assemble((phase, "cyan"), f": {message}"))
@@ -134,7 +157,7 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
         done = len(finished_trials(study))
         progress.update(task, completed=done)
         elapsed = time.perf_counter() - started
-        head = f"trial {done}/{settings.trials} (#{o.number}) {elapsed:6.1f}s"
+        head = f"trial {done}/{state['trials']} (#{o.number}) {elapsed:6.1f}s"
         if o.state == "failed":
             progress.console.print(Text.assemble(f"{head}  ", ("FAILED", "red"), f" {_short(o.config)} — {o.reason}"))
             return
@@ -162,7 +185,7 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
             progress.console.print(f"ablation round {rnd + 1}", style="dim")
 
     events = TuneEvents(on_phase=on_phase, on_trial=on_trial, on_confirm_run=on_confirm_run,
-                        on_ablation_run=on_ablation_run)
+                        on_ablation_run=on_ablation_run, on_trials=on_trials)
     with progress:
         result = tune(loaded, settings, events)
     if atune_server:

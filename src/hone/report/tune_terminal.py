@@ -92,8 +92,8 @@ def ablation_lines(data: dict[str, Any]) -> list[Text]:
 
 
 def budget_lines(data: dict[str, Any]) -> list[Text]:
-    """The session's time: spent, estimated, the budget; where the budget stopped the search
-    and what it cut."""
+    """The session's time and benchmark runs: spent, estimated, the budgets; where a budget
+    stopped the search and what it cut."""
     budget = data.get("budget")
     if not isinstance(budget, dict):
         return []
@@ -103,6 +103,12 @@ def budget_lines(data: dict[str, Any]) -> list[Text]:
     if isinstance(limit, int | float):
         extra.append(f"--max-time {format_duration(limit)}")
     lines = [Text(head + (f" ({', '.join(extra)})" if extra else ""))]
+    spent = budget.get("runs_spent")
+    if isinstance(spent, dict):  # added within hone-tune/2: older documents lack it
+        cap = budget.get("max_runs")
+        lines.append(Text(f"benchmark runs: {sum(int(v) for v in spent.values())}"
+                          + (f" of --max-runs {cap}" if isinstance(cap, int) else "") + " ("
+                          + ", ".join(f"{k} {v}" for k, v in spent.items()) + ")"))
     if budget.get("search_stopped"):
         lines.append(Text(f"  search stopped after {budget.get('trials_run')} of {budget.get('planned_trials')} "
                           f"trials: {budget['search_stopped']}"))

@@ -21,8 +21,13 @@ Where A-Tune's own semantics are broken hone does the right thing, on purpose:
 * discrete integer ranges (``scope`` + ``step``) stay *ordered* integer ranges; A-Tune
   turns them into unordered categories. ``items`` join the range as ordered values.
 * continuous ranges are float64, not A-Tune's float32 (which rounds 107374182400).
-* every configuration, the baseline included, is measured ``repeats`` times (default 3;
-  A-Tune measures once), and the winner must survive confirmation.
+* ``iterations`` (else the server's ``maxiterations``) is hone's run budget
+  (``tune.max_runs``), not its trials: A-Tune runs the benchmark once per iteration, so it
+  counts benchmark runs; hone's budget pays for every run — the baseline, re-measurements,
+  the confirmation — and within it measures each configuration once and re-measures (up to
+  ``repeats``, default 3) only one that could be the best so far.
+* the baseline is measured ``repeats`` times (A-Tune measures once), and the winner must
+  survive confirmation.
 * ``threshold`` on an evaluation becomes a constraint: ``>= threshold`` for maximized
   metrics, ``<= threshold`` for minimized ones (infeasible trials are never recommended).
 * the objective is A-Tune's weighted sum of % change against the baseline; a metric whose
@@ -204,8 +209,16 @@ def translate(client: LocatedYaml, server: LocatedYaml) -> dict[str, Any]:
     if not isinstance(objects, list) or not objects:
         raise _err(server, ("object",), "expected a non-empty list of objects")
     engine = str(c.get("engine", "bayes"))
-    tune: dict[str, Any] = {"sampler": ENGINES.get(engine, "auto"), "objective": "weighted",
-                            "trials": int(c.get("iterations") or s.get("maxiterations") or 40)}
+    tune: dict[str, Any] = {"sampler": ENGINES.get(engine, "auto"), "objective": "weighted"}
+    # A-Tune's iterations count benchmark runs (one per configuration): they are hone's run
+    # budget, which also pays for the baseline, re-measurements and the confirmation.
+    src, key = (client, "iterations") if c.get("iterations") is not None else (server, "maxiterations")
+    iterations = (c if src is client else s).get(key)
+    if iterations is not None:
+        if isinstance(iterations, bool) or not isinstance(iterations, int | str) \
+                or not str(iterations).strip().isdigit() or int(iterations) < 1:
+            raise _err(src, (key,), f"expected a whole number of benchmark runs, at least 1, got {iterations!r}")
+        tune["max_runs"] = int(iterations)
     if c.get("random_starts"):
         tune["random_starts"] = int(c["random_starts"])
     name = str(c.get("project") or s.get("project") or Path(client.path).stem)
@@ -251,7 +264,7 @@ def to_atune(spec: Spec) -> tuple[dict[str, Any], dict[str, Any]]:
     client: dict[str, Any] = {
         "project": spec.name,
         "engine": inverse.get(spec.tune.sampler, "bayes"),
-        "iterations": spec.tune.trials,
+        "iterations": spec.tune.max_runs or spec.tune.trials,
         "benchmark": spec.benchmark.command if isinstance(spec.benchmark.command, str)
         else " ".join(spec.benchmark.command),
         "evaluations": [],
@@ -287,5 +300,5 @@ def to_atune(spec: Spec) -> tuple[dict[str, Any], dict[str, Any]]:
         else:
             info.update(type="discrete", dtype="int", scope=[int(v) for v in k.range], step=int(k.step or 1))
         objects.append({"name": k.name, "info": info})
-    server = {"project": spec.name, "maxiterations": spec.tune.trials, "object": objects}
+    server = {"project": spec.name, "maxiterations": spec.tune.max_runs or spec.tune.trials, "object": objects}
     return client, server

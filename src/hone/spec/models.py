@@ -807,6 +807,9 @@ class Tune(StrictModel):
     ablation: bool = True  # which of a multi-knob winner's changes hold its gain
     ablation_rounds: int | None = Field(None, ge=1)  # default: the confirmation's
     max_time: float | None = None  # seconds for the whole session; "90s", "45m", "2h" in YAML
+    # Benchmark runs for the whole session, every phase counted (A-Tune's iterations); with it
+    # `trials` is only a cap when written in the spec.
+    max_runs: int | None = Field(None, ge=1)
 
     @field_validator("study")
     @classmethod

@@ -10,11 +10,14 @@ separate functions so ``hone worker`` (several machines on one study) can reuse 
   marked FAIL ("interrupted") and their params re-enqueued: nothing lost, nothing counted
   twice;
 * :func:`run_trials` — ask → apply (journaled) → benchmark → tell, until the study holds
-  ``budget`` finished trials (interrupted ones do not count).
+  ``budget`` finished trials (interrupted ones do not count);
+* :class:`Race` — under a run budget, one run per trial and more only for a configuration
+  that could be the incumbent (intensification, as in SMAC).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import socket
@@ -144,17 +147,26 @@ def recover_interrupted(study: optuna.Study) -> list[int]:
 
 
 def measure(loaded: LoadedSpec, configurator: Configurator, values: dict[str, Scalar], *, repeats: int,
-            warmup: int) -> list[Measurement]:
-    """Apply ``values`` (journaled) and run warm-ups (discarded) then ``repeats`` runs.
-    Stops at the first failed run: one failure makes the configuration unusable."""
+            warmup: int, on_run: Callable[[], None] | None = None,
+            more: Callable[[list[Measurement]], bool] | None = None) -> list[Measurement]:
+    """Apply ``values`` (journaled) and run warm-ups (discarded) then ``repeats`` runs, and
+    after them one more at a time while ``more(runs)`` says so. Stops at the first failed
+    run: one failure makes the configuration unusable. ``on_run()`` follows every run."""
     ctx = configurator.apply(values)
-    for _ in range(warmup):
+
+    def once() -> Measurement:
         m = run_once(loaded, ctx)
+        if on_run:
+            on_run()
+        return m
+
+    for _ in range(warmup):
+        m = once()
         if not m.ok:
             return [m]
     runs: list[Measurement] = []
-    for _ in range(repeats):
-        m = run_once(loaded, ctx)
+    while len(runs) < repeats or (more is not None and runs and more(runs)):
+        m = once()
         runs.append(m)
         if not m.ok:
             break
@@ -175,14 +187,14 @@ def _runs_attr(runs: list[Measurement]) -> list[dict[str, Any]]:
 
 
 def ensure_baseline(study: optuna.Study, loaded: LoadedSpec, configurator: Configurator, *, repeats: int,
-                    warmup: int) -> dict[str, Any]:
+                    warmup: int, on_run: Callable[[], None] | None = None) -> dict[str, Any]:
     """The study's baseline (current knob values measured ``repeats`` times), measuring it
     if the study has none yet. Returns ``{"config", "runs", "means", "cv"}``; raises
     HoneError when the unchanged configuration cannot be measured."""
     stored = study.user_attrs.get(ATTR_BASELINE)
     if stored:
         return dict(stored)
-    runs = measure(loaded, configurator, {}, repeats=repeats, warmup=warmup)
+    runs = measure(loaded, configurator, {}, repeats=repeats, warmup=warmup, on_run=on_run)
     # Read after the runs: live settings of a service hone started exist only while it runs.
     current = {k: v for k, v in configurator.current_values().items() if v is not None}
     failed = [r for r in runs if not r.ok]
@@ -202,9 +214,10 @@ def ensure_baseline(study: optuna.Study, loaded: LoadedSpec, configurator: Confi
 
 
 def record_trial_noise(study: optuna.Study, baseline: dict[str, Any], objective: Objective,
-                       repeats: int) -> float | None:
+                       repeats: int, trial_runs: int | None = None) -> float | None:
     """The relative sd of one trial's objective value — the largest baseline CV among the scored
-    metrics over √repeats (a trial is the mean of ``repeats`` runs) — stored once in the study
+    metrics over √trial_runs (a trial is the mean of ``trial_runs`` runs, default ``repeats``;
+    the baseline was measured ``repeats`` times) — stored once in the study
     (:data:`hone.tune.gp.ATTR_NOISE_CV`, read by hone's GP sampler, fleet workers and
     ``--resume`` alike). None when it cannot be known (one repeat, a metric without a CV)."""
     if ATTR_NOISE_CV in study.user_attrs:
@@ -212,9 +225,45 @@ def record_trial_noise(study: optuna.Study, baseline: dict[str, Any], objective:
         return None if stored is None else float(stored)
     cvs = [baseline.get("cv", {}).get(m.name) for m in objective.metrics]
     known = [float(c) for c in cvs if c is not None and math.isfinite(float(c))]
-    value = max(known) / math.sqrt(repeats) if repeats > 1 and known and len(known) == len(cvs) else None
+    per_trial = repeats if trial_runs is None else trial_runs
+    value = max(known) / math.sqrt(per_trial) if repeats > 1 and known and len(known) == len(cvs) else None
     study.set_user_attr(ATTR_NOISE_CV, value)
     return value
+
+
+@dataclass
+class Race:
+    """Intensification under a run budget: every trial starts with one run; while the mean of
+    its runs beats the incumbent's it gets one more, up to ``runs`` (as many as the incumbent
+    has), if ``allow()`` (the budget) has a run for it. The incumbent is the best feasible
+    configuration measured ``runs`` times, the baseline (``baseline``: its objective value)
+    included. A worse mean ends the re-measuring, as SMAC rejects a challenger."""
+
+    objective: Objective
+    runs: int
+    baseline: float
+    allow: Callable[[], bool] = lambda: True
+
+    def incumbent(self, study: optuna.Study) -> float:
+        best = self.baseline
+        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+            if (len(t.user_attrs.get("runs", [])) >= self.runs and t.values
+                    and all(c <= 0 for c in t.user_attrs.get(ATTR_CONSTRAINTS, []))
+                    and self.objective.better(float(t.values[0]), best)):
+                best = float(t.values[0])
+        return best
+
+    def more(self, incumbent: float, runs: list[Measurement]) -> bool:
+        """Whether a trial with these runs (all successful) gets one more."""
+        if len(runs) >= self.runs:
+            return False
+        means = run_means(runs)
+        try:
+            value = self.objective.values(means)[0]
+            feasible = all(c <= 0 for c in self.objective.constraints(means))
+        except (KeyError, ValueError):  # a metric missing from the runs: not a contender
+            return False
+        return feasible and self.objective.better(value, incumbent) and self.allow()
 
 
 def run_trials(
@@ -230,6 +279,8 @@ def run_trials(
     on_trial: Callable[[TrialOutcome], None] | None = None,
     spec_text: str | None = None,
     should_stop: Callable[[], bool] | None = None,
+    race: Race | None = None,
+    on_run: Callable[[], None] | None = None,
 ) -> None:
     """Run trials until ``study`` holds ``budget`` finished ones (any worker's count).
 
@@ -237,7 +288,9 @@ def run_trials(
     timed-out or unparsable run, or a knob the system refuses, fails the trial with its
     reason in ``fail_reason``; the loop goes on. Ctrl-C/SIGTERM fails the running trial as
     interrupted, re-enqueues its params and re-raises (callers restore the knobs).
-    ``should_stop()``, asked before each trial, ends the loop early (a time budget)."""
+    ``should_stop()``, asked before each trial, ends the loop early (a time or run budget).
+    With ``race`` each trial starts with one run instead of ``repeats`` (:class:`Race`);
+    ``on_run()`` follows every benchmark run."""
     host, pid = socket.gethostname(), os.getpid()
     spec_text = spec_text if spec_text is not None else loaded.path.read_text()
     while len(finished_trials(study)) < budget and not (should_stop and should_stop()):
@@ -249,7 +302,12 @@ def run_trials(
         trial.set_user_attr("config", config)
         try:
             try:
-                runs = measure(loaded, configurator, config, repeats=repeats, warmup=warmup)
+                if race is None:
+                    runs = measure(loaded, configurator, config, repeats=repeats, warmup=warmup, on_run=on_run)
+                else:
+                    incumbent = race.incumbent(study)
+                    runs = measure(loaded, configurator, config, repeats=1, warmup=warmup, on_run=on_run,
+                                   more=functools.partial(race.more, incumbent))
             except HoneError as exc:  # a knob refused the value, a prepare hook failed …
                 runs = []
                 reason: str | None = exc.message

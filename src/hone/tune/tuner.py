@@ -42,12 +42,14 @@ from hone.tune.confirm import (
 from hone.tune.gp import HoneGPSampler
 from hone.tune.importance import knob_importances
 from hone.tune.objective import Objective, build_objective
+from hone.tune.runbudget import RunBudget, RunPlan
 from hone.tune.samplers import make_sampler
 from hone.tune.space import SearchSpace
 from hone.tune.storage import mask_url, prepare_storage
 from hone.tune.study import (
     ATTR_BASELINE,
     ATTR_SPEC,
+    Race,
     TrialOutcome,
     constraints_from_attrs,
     ensure_baseline,
@@ -86,6 +88,9 @@ class TuneSettings:
     ablation: bool = True  # which of a multi-knob winner's changes matter (hone.tune.ablation)
     ablation_rounds: int | None = None  # default: the confirmation's rounds
     max_time: float | None = None  # seconds for the whole session (hone.tune.timebudget)
+    max_runs: int | None = None  # benchmark runs for the whole session (hone.tune.runbudget)
+    max_runs_source: str = "--max-runs"  # where max_runs was given (FILE:LINE: tune.max_runs …), for errors
+    intensify: bool | None = None  # one run per trial, more for contenders (study.Race); default: with max_runs
 
 
 class TrialWorkers(Protocol):
@@ -108,6 +113,7 @@ class TuneEvents:
     on_trial: Callable[[TrialOutcome, optuna.Study], None] | None = None
     on_confirm_run: Callable[[int, str, Measurement], None] | None = None
     on_ablation_run: Callable[[int, str, Measurement], None] | None = None
+    on_trials: Callable[[int], None] | None = None  # the search's trial cap, once the run budget is planned
 
 
 @dataclass
@@ -135,7 +141,7 @@ class TuneResult:
     finished: float = 0.0
     ablation: Ablation | None = None  # when it ran; ``winner`` is then the configuration it recommends
     risks: list[dict[str, str]] = field(default_factory=list)  # trade-offs of the recommended values
-    budget: dict[str, Any] | None = None  # the time budget, the estimate and the time spent
+    budget: dict[str, Any] | None = None  # the time and run budgets, the estimate, the time and runs spent
 
     @property
     def verdict(self) -> str:
@@ -244,16 +250,28 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     if settings.max_time is not None and workers > 1:
         raise HoneError("--max-time needs the trials in this process, not in --workers",
                         hint="leave out --workers, or --max-time (and the spec's tune.max_time)")
+    if settings.max_runs is not None and workers > 1:
+        raise HoneError("--max-runs needs the trials in this process, not in --workers",
+                        hint="leave out --workers, or --max-runs (and the spec's tune.max_runs)")
     spec = loaded.spec
-    storage = settings.storage or spec.tune.storage or default_storage_url()
-    if settings.workers:
-        settings.workers.check(loaded)
-    storage = prepare_storage(storage)  # PostgreSQL: reachable? password? schema? (one line)
     space = SearchSpace(list(spec.knobs))
     objective = build_objective(spec.metrics, settings.objective or spec.tune.objective, pareto=settings.pareto)
     seed = settings.seed
     repeats = settings.repeats or spec.benchmark.repeats
     warmup = spec.benchmark.warmup if settings.warmup is None else settings.warmup
+    intensify = (settings.max_runs is not None if settings.intensify is None else settings.intensify) \
+        and objective.mode != "pareto"
+    # --max-runs: planned, and a too small one refused, before anything runs
+    runs = RunBudget(settings.max_runs, settings.max_runs_source)
+    if not settings.resume:
+        _begin_runs(runs, settings, space, warmup, repeats, intensify, fresh=True, done=0, phase=phase)
+    trials_cap = settings.trials  # what the sampler plans its random starts on
+    if runs.search_runs is not None and runs.plan is not None:
+        trials_cap = max(1, min(settings.trials, runs.search_runs // runs.plan.trial_first))
+    storage = settings.storage or spec.tune.storage or default_storage_url()
+    if settings.workers:
+        settings.workers.check(loaded)
+    storage = prepare_storage(storage)  # PostgreSQL: reachable? password? schema? (one line)
     name = settings.study or spec.tune.study
     if settings.resume and name is None:
         name = latest_study(storage, spec.name or "")
@@ -261,7 +279,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             raise HoneError(f"no earlier study of {spec.name!r} in {mask_url(storage)} to resume",
                             hint="leave out --resume to start one")
     name = name or default_study_name(spec.name or "study")
-    sampler = make_sampler(settings.sampler, seed=seed, n_trials=settings.trials,
+    sampler = make_sampler(settings.sampler, seed=seed, n_trials=trials_cap,
                            constraints_func=constraints_from_attrs if objective.constrained else None,
                            random_starts=settings.random_starts, distributions=space.distributions)
     started = time.time()
@@ -270,6 +288,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         journal = Journal()
         study = open_study(storage, name, objective, sampler, create=not settings.resume, spec_name=spec.name or "")
         if settings.resume:
+            _begin_runs(runs, settings, space, warmup, repeats, intensify,
+                        fresh=not study.user_attrs.get(ATTR_BASELINE), done=len(finished_trials(study)), phase=phase)
             restored = _restore_leftovers(study, journal)
             if restored:
                 phase("resume", f"restored knobs left changed by the killed session: {', '.join(restored)}")
@@ -290,51 +310,72 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         try:
             phase("baseline", f"measuring the current configuration {repeats}× (noise estimate)")
             fresh, mark = not study.user_attrs.get(ATTR_BASELINE), clock.elapsed()
-            baseline = ensure_baseline(study, loaded, configurator, repeats=repeats, warmup=warmup)
+            baseline = ensure_baseline(study, loaded, configurator, repeats=repeats, warmup=warmup, on_run=runs.count)
             clock.note_baseline(baseline, clock.elapsed() - mark if fresh else None, warmup)
             objective.baseline = {k: float(v) for k, v in baseline["means"].items()}
-            noise = record_trial_noise(study, baseline, objective, repeats)
+            trial_runs = 1 if intensify else repeats  # what one trial's value is the mean of, mostly
+            noise = record_trial_noise(study, baseline, objective, repeats, trial_runs)
             if noise is not None and isinstance(sampler, HoneGPSampler) and sampler.noisy(study):
-                phase("noise", f"~{100 * noise:.1f}% per trial (baseline CV/√{repeats}): half the GP's"
+                phase("noise", f"~{100 * noise:.1f}% per trial (baseline CV/√{trial_runs}): half the GP's"
                       " suggestions are Thompson samples")
-            plan = _plan(settings, study, space, warmup, repeats)
+            budget = runs.trials_cap(len(finished_trials(study)))  # the study's trials at most
+            plan = _plan(settings, study, space, warmup, repeats, intensify=intensify, budget=budget,
+                         top_k=runs.confirm_arms - 1 if runs.max_runs is not None else None)
             phase("estimate", clock.begin(plan))
             _say_cuts(clock, phase)
-            phase("trials", f"study {name!r} in {mask_url(storage)}: {settings.trials} trials, sampler "
-                  f"{settings.sampler}" + (f", {workers} workers" if workers > 1 else ""))
+            phase("trials", f"study {name!r} in {mask_url(storage)}: {budget - plan.done} trials"
+                  + (" at most" if runs.max_runs is not None else "") + f", sampler {settings.sampler}"
+                  + (f", {workers} workers" if workers > 1 else "")
+                  + (f"; one run each, one that beats the incumbent re-measured up to {repeats} runs"
+                     if intensify and repeats > 1 else ""))
+            if events.on_trials:
+                events.on_trials(budget)
+            runs.phase = "search"
             if settings.workers:
                 settings.workers.run(loaded, storage, study, budget=settings.trials, sampler=settings.sampler,
                                      seed=seed,
                                      on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
             else:
-                run_trials(study, loaded, configurator, space, objective, budget=settings.trials, repeats=repeats,
-                           warmup=warmup, should_stop=clock.stop_search,
+                race = Race(objective, repeats, objective.values(objective.baseline)[0],
+                            allow=runs.may_remeasure) if intensify else None
+                run_trials(study, loaded, configurator, space, objective, budget=budget, repeats=repeats,
+                           warmup=warmup, should_stop=lambda: runs.stop_search() or clock.stop_search(),
+                           race=race, on_run=runs.count,
                            on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
             clock.end_search()
-            if clock.stopped:
-                phase("budget", f"search stopped after {len(finished_trials(study)) - plan.done} of {plan.trials}"
-                      f" trials: {clock.stopped}")
-            candidates = pick_candidates(study, objective, settings.top_k,
+            for why in (clock.stopped, runs.stopped):
+                if why:
+                    phase("budget", f"search stopped after {len(finished_trials(study)) - plan.done} of "
+                          f"{budget - plan.done} trials: {why}")
+            top_k = min(settings.top_k, runs.confirm_arms - 1) if runs.max_runs is not None else settings.top_k
+            candidates = pick_candidates(study, objective, max(1, top_k),
                                          model=sampler if isinstance(sampler, HoneGPSampler) else None)
             confirmations: list[Confirmation] = []
+            runs.phase = "confirmation"
+            if candidates and settings.confirm_rounds > 0:
+                ablation_arms = _ablation_arms(settings, loaded, candidates, baseline)
+                arms, rounds = runs.confirmation(len(candidates) + 1, settings.confirm_rounds, ablation_arms)
+                candidates = candidates[:max(0, arms - 1)]
             if candidates and settings.confirm_rounds > 0:
                 arms = len(candidates) + 1
-                rounds = clock.confirm_rounds(settings.confirm_rounds, arms,
-                                              _ablation_arms(settings, loaded, candidates, baseline))
+                rounds = min(rounds, clock.confirm_rounds(settings.confirm_rounds, arms, ablation_arms))
                 _say_cuts(clock, phase)
+                _say_cuts(runs, phase)
                 mark = clock.elapsed()
                 phase("confirm", f"confirming the top {len(candidates)} against the baseline in interleaved rounds")
                 confirmations = confirm_candidates(
                     loaded, configurator, objective, candidates,
                     rounds=rounds, warmup=min(1, warmup), seed=seed or 0,
-                    threshold=settings.threshold, on_run=events.on_confirm_run,
+                    threshold=settings.threshold, on_run=_counted(runs, events.on_confirm_run),
                 )
                 clock.note_runs(clock.elapsed() - mark, (rounds + min(1, warmup)) * arms)
-            order = _model_order(sampler, study, confirmations, repeats)
+            _say_cuts(runs, phase)
+            order = _model_order(sampler, study, confirmations, trial_runs)
             winner = recommend(confirmations, order)
             chosen_by = _chosen_by(confirmations, order)
+            runs.phase = "ablation"
             ablation = None if winner is None else _ablate_winner(
-                loaded, configurator, objective, winner, baseline, settings, clock, events,
+                loaded, configurator, objective, winner, baseline, settings, clock, runs, events,
                 warmup=min(1, warmup), seed=seed or 0)
             if ablation is not None and ablation.confirmation is not None:
                 winner = ablation.confirmation  # the minimal configuration is the recommendation
@@ -352,7 +393,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         sampler=settings.sampler, objective=objective, baseline=baseline, trials=len(trials), failed_trials=failed,
         confirmations=confirmations, winner=winner, importances=importances, applied=applied,
         restore_problems=problems, chosen_by=chosen_by, started=started, finished=time.time(),
-        ablation=ablation, budget=clock.to_dict(len(trials)),
+        ablation=ablation, budget=_budget(clock, runs, len(trials)),
         system_knobs=[n for n, d in configurator.drivers.items() if d.changes_system],
         risks=risks(list(spec.knobs), dict(winner.candidate.config)) if winner is not None else [],
     )
@@ -360,17 +401,57 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     return result
 
 
-def _plan(settings: TuneSettings, study: optuna.Study, space: SearchSpace, warmup: int, repeats: int) -> Plan:
+def _plan(settings: TuneSettings, study: optuna.Study, space: SearchSpace, warmup: int, repeats: int, *,
+          intensify: bool = False, budget: int | None = None, top_k: int | None = None) -> Plan:
     """The work left after the baseline, for the estimate and --max-time; the ablation is
-    counted at its largest (every knob changed)."""
+    counted at its largest (every knob changed). ``top_k``: the candidates the run budget
+    leaves room for."""
     done = len(finished_trials(study))
     confirm = max(settings.confirm_rounds, MIN_ROUNDS) if settings.confirm_rounds > 0 else 0
     knobs = len(space.distributions)
-    return Plan(trials=max(0, settings.trials - done), runs_per_trial=warmup + repeats,
-                confirm_arms=settings.top_k + 1 if confirm else 0, confirm_rounds=confirm,
+    top_k = settings.top_k if top_k is None else max(1, min(top_k, settings.top_k))
+    budget = settings.trials if budget is None else budget
+    return Plan(trials=max(0, budget - done), runs_per_trial=warmup + (1 if intensify else repeats),
+                confirm_arms=top_k + 1 if confirm else 0, confirm_rounds=confirm,
                 ablation_arms=knobs + 1 if settings.ablation and confirm and knobs >= 2 else 0,
                 ablation_rounds=max(settings.ablation_rounds or confirm, MIN_ROUNDS),
                 warmup_rounds=min(1, warmup), workers=settings.workers.count if settings.workers else 1, done=done)
+
+
+def _begin_runs(runs: RunBudget, settings: TuneSettings, space: SearchSpace, warmup: int, repeats: int,
+                intensify: bool, *, fresh: bool, done: int, phase: Callable[[str, str], None]) -> None:
+    """Plan the run budget (a HoneError when it is too small) and say the plan."""
+    confirm = settings.confirm_rounds > 0
+    knobs = len(space.distributions)
+    line = runs.begin(RunPlan(
+        baseline=warmup + repeats if fresh else 0, trial_first=warmup + (1 if intensify else repeats),
+        trial_most=warmup + repeats, confirm_arms=settings.top_k + 1 if confirm else 0,
+        confirm_rounds=max(settings.confirm_rounds, MIN_ROUNDS),
+        ablation_arms=knobs + 1 if settings.ablation and confirm and knobs >= 2 else 0,
+        ablation_rounds=max(settings.ablation_rounds or settings.confirm_rounds, MIN_ROUNDS),
+        warmup_rounds=min(1, warmup), trials=max(0, settings.trials - done)))
+    if line:
+        phase("runs", line)
+        _say_cuts(runs, phase)
+
+
+def _budget(clock: TimeBudget, runs: RunBudget, trials_total: int) -> dict[str, Any]:
+    """The result's ``budget``: time and runs, their cuts and why the search stopped, together."""
+    doc = clock.to_dict(trials_total) | runs.to_dict()
+    doc["cuts"] = [*doc["cuts"], *runs.cuts]
+    doc["search_stopped"] = doc["search_stopped"] or runs.stopped
+    return doc
+
+
+def _counted(runs: RunBudget, on_run: Callable[[int, str, Measurement], None] | None
+             ) -> Callable[[int, str, Measurement], None]:
+    """``on_run`` of an interleaved block, counting every run (warm-up rounds included)."""
+    def counted(rnd: int, name: str, m: Measurement) -> None:
+        runs.count()
+        if on_run:
+            on_run(rnd, name, m)
+
+    return counted
 
 
 def _ablation_arms(settings: TuneSettings, loaded: LoadedSpec, candidates: list[Candidate],
@@ -381,22 +462,26 @@ def _ablation_arms(settings: TuneSettings, loaded: LoadedSpec, candidates: list[
 
 
 def _ablate_winner(loaded: LoadedSpec, configurator: Configurator, objective: Objective, winner: Confirmation,
-                   baseline: dict[str, Any], settings: TuneSettings, clock: TimeBudget, events: TuneEvents, *,
-                   warmup: int, seed: int) -> Ablation | None:
+                   baseline: dict[str, Any], settings: TuneSettings, clock: TimeBudget, runs: RunBudget,
+                   events: TuneEvents, *, warmup: int, seed: int) -> Ablation | None:
     """The ablation of a winner that changes two or more knobs (None when off or not needed)."""
     phase = events.on_phase or (lambda p, m: None)
     changed = changed_knobs(loaded, winner.candidate.config, baseline.get("config", {}))
     if not settings.ablation or len(changed) < 2:
         return None
-    rounds = clock.ablation_rounds(settings.ablation_rounds or settings.confirm_rounds, len(changed) + 1)
+    fit = runs.ablation(settings.ablation_rounds or settings.confirm_rounds, len(changed) + 1)
+    _say_cuts(runs, phase)
+    if fit is None:
+        return None
+    rounds = min(fit, clock.ablation_rounds(settings.ablation_rounds or settings.confirm_rounds, len(changed) + 1))
     _say_cuts(clock, phase)
     phase("ablation", f"which of the winner's {len(changed)} changes hold its gain: the winner vs the winner with"
           " each change undone, interleaved")
     return ablate(loaded, configurator, objective, winner, baseline.get("config", {}), rounds=rounds, warmup=warmup,
-                  seed=seed, threshold=settings.threshold, on_run=events.on_ablation_run)
+                  seed=seed, threshold=settings.threshold, on_run=_counted(runs, events.on_ablation_run))
 
 
-def _say_cuts(clock: TimeBudget, phase: Callable[[str, str], None]) -> None:
+def _say_cuts(clock: TimeBudget | RunBudget, phase: Callable[[str, str], None]) -> None:
     for cut in clock.unsaid():
         phase("budget", cut)
 

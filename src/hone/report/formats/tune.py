@@ -197,7 +197,8 @@ class AblationV2(TypedDict):
 
 
 class BudgetV2(TypedDict):
-    """:meth:`hone.tune.timebudget.TimeBudget.to_dict`: seconds and trials."""
+    """:meth:`hone.tune.timebudget.TimeBudget.to_dict`: seconds and trials; and, added within
+    version 2, :meth:`hone.tune.runbudget.RunBudget.to_dict`: benchmark runs by phase."""
 
     max_time_s: float | None
     estimate_s: Num
@@ -209,6 +210,10 @@ class BudgetV2(TypedDict):
     trials_run: int
     search_stopped: str | None
     cuts: list[str]
+    max_runs: NotRequired[int | None]
+    runs_spent: NotRequired[dict[str, int]]
+    runs_total: NotRequired[int]
+    runs_planned: NotRequired[dict[str, int] | None]
 
 
 class ObjectiveV2(TypedDict):

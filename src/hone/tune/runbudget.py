@@ -1,0 +1,255 @@
+"""``hone tune``'s budget in benchmark runs: ``--max-runs`` (A-Tune's ``iterations``).
+
+Users pay per benchmark run, so every run hone starts counts: the baseline's warm-ups and
+repeats, every trial's warm-ups and runs (re-measurements included), the confirmation's and the
+ablation's rounds (each round, warm-up rounds too, runs every arm once). hone never retries a
+failed run; a failed run counts like any other.
+
+Planned up front, before anything runs (like ``--max-time``, :mod:`hone.tune.timebudget`): the
+baseline first; then a reserve for the confirmation, and for the ablation when it fits, of at
+most half of what the baseline leaves — fewer rounds first (never fewer than the paired tests
+need), then no ablation in the reserve, then fewer candidates — and the search gets the rest.
+Before each trial the search stops when that trial's first runs and the reserve would not fit;
+a re-measurement (intensification, :class:`hone.tune.study.Race`) runs only when it leaves the
+reserve whole. The confirmation and the ablation are fitted again to what is really left. A
+budget below the baseline + one trial + the smallest confirmation is refused before anything runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hone.core.errors import HoneError
+from hone.stats.paired import min_rounds_for_alpha
+
+MIN_ROUNDS = min_rounds_for_alpha(0.05)
+#: Arms of the ablation's second block: the baseline, the minimal configuration, the winner.
+FINAL_ARMS = 3
+PHASES = ("baseline", "search", "confirmation", "ablation")
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What the session would run, in benchmark runs."""
+
+    baseline: int  # the baseline's warm-ups + repeats (0: the study has it already)
+    trial_first: int  # a trial's runs before any re-measurement (warm-up + 1; warm-up + repeats without racing)
+    trial_most: int  # a trial's runs at most (warm-up + repeats)
+    confirm_arms: int  # the candidates and the baseline; 0: no confirmation
+    confirm_rounds: int
+    ablation_arms: int  # leave-one-out arms at most (every knob changed, + the winner); 0: none
+    ablation_rounds: int
+    warmup_rounds: int  # discarded rounds before each interleaved block
+    trials: int  # the most trials this session may run (--trials)
+
+    def confirm_runs(self, rounds: int, arms: int) -> int:
+        return (max(rounds, MIN_ROUNDS) + self.warmup_rounds) * arms if arms else 0
+
+    def ablation_runs(self, rounds: int, arms: int) -> int:
+        return (max(rounds, MIN_ROUNDS) + self.warmup_rounds) * (arms + FINAL_ARMS) if arms else 0
+
+
+class RunBudget:
+    """Counts every benchmark run by phase and, with ``max_runs``, keeps the session within it."""
+
+    def __init__(self, max_runs: int | None, source: str = "--max-runs") -> None:
+        self.max_runs = max_runs
+        self.source = source  # where the budget was given, for the error that refuses it
+        self.spent = dict.fromkeys(PHASES, 0)
+        self.phase = "baseline"
+        self.plan: RunPlan | None = None
+        self.confirm_arms = 0  # as reserved
+        self.confirm_rounds = 0
+        self.ablation_reserved = False
+        self.reserve = 0  # runs kept for the confirmation (and the ablation when reserved)
+        self.ablation_reserve = 0  # the ablation's part of it
+        self.search_runs: int | None = None  # runs the search may use, as planned
+        self.stopped: str | None = None
+        self.cuts: list[str] = []
+        self._said = 0
+
+    # ---------------------------------------------------------------- counting
+
+    def count(self, *_: object) -> None:
+        """One benchmark run of the current phase (a callback for every run hone starts)."""
+        self.spent[self.phase] += 1
+
+    @property
+    def total(self) -> int:
+        return sum(self.spent.values())
+
+    def left(self) -> int | None:
+        return None if self.max_runs is None else self.max_runs - self.total
+
+    def unsaid(self) -> list[str]:
+        new, self._said = self.cuts[self._said:], len(self.cuts)
+        return new
+
+    # ---------------------------------------------------------------- planning
+
+    @staticmethod
+    def minimum(plan: RunPlan) -> int:
+        """The fewest runs a session can do with: the baseline, one trial, the smallest confirmation."""
+        return plan.baseline + plan.trial_first + (plan.confirm_runs(MIN_ROUNDS, 2) if plan.confirm_arms else 0)
+
+    def begin(self, plan: RunPlan) -> str | None:
+        """Plan the session (see the module docstring) and return the plan's line (None without
+        a budget). Raises HoneError when ``max_runs`` is below :meth:`minimum`."""
+        self.plan = plan
+        self.confirm_arms, self.confirm_rounds = plan.confirm_arms, max(plan.confirm_rounds, MIN_ROUNDS)
+        self.ablation_reserved = plan.ablation_arms > 0
+        if self.max_runs is None:
+            return None
+        need = self.minimum(plan)
+        if self.max_runs < need:
+            parts = [f"the baseline ({plan.baseline} run{_s(plan.baseline)})" if plan.baseline else "",
+                     f"one trial ({plan.trial_first} run{_s(plan.trial_first)})",
+                     f"the smallest confirmation ({plan.confirm_runs(MIN_ROUNDS, 2)} runs: {MIN_ROUNDS}"
+                     + (f" + {plan.warmup_rounds} warm-up" if plan.warmup_rounds else "")
+                     + " rounds × 2 arms)" if plan.confirm_arms else ""]
+            parts = [p for p in parts if p]
+            listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+            raise HoneError(f"{self.source}: {self.max_runs} benchmark runs are too few: {listed} need at least "
+                            f"{need}", hint=f"allow {need} runs or more, or --confirm 0 to skip the confirmation")
+        self._plan_reserve()
+        self.search_runs = self.max_runs - plan.baseline - self.reserve
+        expected = min(plan.trials, self.search_runs // plan.trial_first)
+        search = f"search ≤ {self.search_runs} (~{expected} trial{_s(expected)} of {plan.trial_first} run" \
+                 f"{_s(plan.trial_first)}"
+        if plan.trial_most > plan.trial_first:
+            more = plan.trial_most - plan.trial_first
+            search += f", one whose mean beats the incumbent's re-measured up to {more} more time{_s(more)}"
+        parts = ([f"baseline {plan.baseline}"] if plan.baseline else []) + [search + ")"]
+        if self.confirm_arms:
+            parts.append(f"confirmation {plan.confirm_runs(self.confirm_rounds, self.confirm_arms)} "
+                         f"({self.confirm_rounds} rounds × {self.confirm_arms} arms"
+                         + (f" + {plan.warmup_rounds} warm-up" if plan.warmup_rounds else "") + ")")
+        if plan.ablation_arms:
+            parts.append(f"ablation ≤ {self.ablation_reserve}"
+                         if self.ablation_reserved else "ablation only if the runs left allow it")
+        return f"≤ {self.max_runs} benchmark runs (--max-runs): {', '.join(parts)}"
+
+    def _reserve_for(self, arms: int, rounds: int, ablation: bool) -> int:
+        plan = self.plan
+        assert plan is not None
+        runs = plan.confirm_runs(min(plan.confirm_rounds, rounds), arms)
+        if ablation:
+            runs += plan.ablation_runs(min(plan.ablation_rounds, rounds), plan.ablation_arms)
+        return runs
+
+    def _plan_reserve(self) -> None:
+        """The confirmation's (and the ablation's) reserve: within half of what the baseline
+        leaves when possible — fewer rounds, then no ablation, then fewer candidates."""
+        plan = self.plan
+        assert plan is not None and self.max_runs is not None
+        if not plan.confirm_arms:
+            self.reserve, self.ablation_reserved = 0, False
+            return
+        half = (self.max_runs - plan.baseline) // 2
+        top = max(plan.confirm_rounds, plan.ablation_rounds, MIN_ROUNDS)
+        options = ([(plan.confirm_arms, r, True) for r in range(top, MIN_ROUNDS - 1, -1)] if plan.ablation_arms
+                   else [])
+        options += [(plan.confirm_arms, r, False) for r in range(max(plan.confirm_rounds, MIN_ROUNDS),
+                                                                 MIN_ROUNDS - 1, -1)]
+        options += [(a, MIN_ROUNDS, False) for a in range(plan.confirm_arms - 1, 1, -1)]
+        arms, rounds, ablation = next((o for o in options if self._reserve_for(*o) <= half), (2, MIN_ROUNDS, False))
+        self.confirm_arms, self.confirm_rounds = arms, min(max(plan.confirm_rounds, MIN_ROUNDS), rounds)
+        self.ablation_reserved = ablation
+        self.reserve = self._reserve_for(arms, rounds, ablation)
+        self.ablation_reserve = self.reserve - self._reserve_for(arms, rounds, False)
+        full = self._reserve_for(plan.confirm_arms, top, bool(plan.ablation_arms))
+        if self.reserve < full:
+            what = [f"{arms - 1} candidate{_s(arms - 1)} instead of {plan.confirm_arms - 1}"
+                    if arms < plan.confirm_arms else "",
+                    f"{self.confirm_rounds} rounds instead of {max(plan.confirm_rounds, MIN_ROUNDS)}"
+                    if self.confirm_rounds < max(plan.confirm_rounds, MIN_ROUNDS) else "",
+                    "the ablation not reserved (it runs only if the runs left allow it)"
+                    if plan.ablation_arms and not ablation else ""]
+            self.cuts.append(f"--max-runs {self.max_runs}: {', '.join(w for w in what if w)} (all would take "
+                             f"{full} of the {self.max_runs - plan.baseline} runs the baseline leaves; the search keeps"
+                             " at least half)" if self.reserve <= half else
+                             f"--max-runs {self.max_runs}: the smallest confirmation ({self.reserve} runs) takes more "
+                             "than half of the runs the baseline leaves")
+
+    # ---------------------------------------------------------------- the search
+
+    def trials_cap(self, done: int) -> int:
+        """The study's trial budget for :func:`hone.tune.study.run_trials` (``done``: trials the
+        study had): each trial costs at least one run."""
+        plan = self.plan
+        assert plan is not None
+        if self.search_runs is None:
+            return done + plan.trials
+        return done + min(plan.trials, self.search_runs)
+
+    def stop_search(self) -> bool:
+        """Asked before each trial: True when its first runs and the reserve would not fit."""
+        left = self.left()
+        if left is None or self.plan is None:
+            return False
+        if left - self.reserve >= self.plan.trial_first:
+            return False
+        self.stopped = (f"the next trial ({self.plan.trial_first} run{_s(self.plan.trial_first)}) and the runs kept "
+                        f"for what follows ({self.reserve}) would not fit in the {left} --max-runs leaves")
+        return True
+
+    def may_remeasure(self) -> bool:
+        """One more run of the current trial keeps the reserve whole."""
+        left = self.left()
+        return left is None or left - self.reserve >= 1
+
+    # ---------------------------------------------------------------- after the search
+
+    def confirmation(self, arms: int, rounds: int, ablation_arms: int) -> tuple[int, int]:
+        """The confirmation's arms and rounds: the planned rounds (within the reserve's) when they
+        and, if reserved, the ablation (``ablation_arms`` leave-one-out arms; 0: none) fit in the
+        runs left, else fewer rounds, then fewer candidates (never fewer than 2 arms)."""
+        plan, left = self.plan, self.left()
+        rounds = max(rounds, MIN_ROUNDS)
+        if left is None or plan is None:
+            return arms, rounds
+        rounds = min(rounds, self.confirm_rounds)
+        ablation = plan.ablation_runs(MIN_ROUNDS, ablation_arms) if self.ablation_reserved and ablation_arms else 0
+        for extra in dict.fromkeys((ablation, 0)):  # keep the ablation's runs if possible
+            for a in range(arms, 1, -1):
+                for r in range(rounds, MIN_ROUNDS - 1, -1):
+                    if plan.confirm_runs(r, a) + extra <= left:
+                        if (a, r) != (arms, rounds):
+                            self.cuts.append(f"confirmation: {a - 1} candidate{_s(a - 1)}, {r} rounds "
+                                             f"({plan.confirm_runs(r, a)} runs; --max-runs leaves {left})")
+                        return a, r
+        self.cuts.append(f"confirmation skipped: the smallest needs {plan.confirm_runs(MIN_ROUNDS, 2)} runs, "
+                         f"--max-runs leaves {left}")
+        return 0, 0
+
+    def ablation(self, rounds: int, arms: int) -> int | None:
+        """The ablation's rounds for ``arms`` leave-one-out arms (counted with its second block),
+        fewer when they do not fit; None when even the fewest do not (it is skipped)."""
+        plan, left = self.plan, self.left()
+        rounds = max(rounds, MIN_ROUNDS)
+        if left is None or plan is None:
+            return rounds
+        for r in range(rounds, MIN_ROUNDS - 1, -1):
+            if plan.ablation_runs(r, arms) <= left:
+                if r < rounds:
+                    self.cuts.append(f"ablation: {r} rounds instead of {rounds} ({plan.ablation_runs(r, arms)} runs "
+                                     f"at most; --max-runs leaves {left})")
+                return r
+        self.cuts.append(f"ablation skipped: even {MIN_ROUNDS} rounds need up to {plan.ablation_runs(MIN_ROUNDS, arms)}"
+                         f" runs, --max-runs leaves {left}")
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result document's part: the budget and the runs spent by phase."""
+        plan = self.plan
+        planned = None
+        if self.max_runs is not None and plan is not None and self.search_runs is not None:
+            planned = {"baseline": plan.baseline, "search": self.search_runs,
+                       "confirmation": self.reserve - self.ablation_reserve, "ablation": self.ablation_reserve}
+        return {"max_runs": self.max_runs, "runs_spent": dict(self.spent), "runs_total": self.total,
+                "runs_planned": planned}

@@ -1,0 +1,216 @@
+"""``hone tune --max-runs``: a hard cap on benchmark runs, every phase counted; the plan and its
+refusal up front; intensification (one run per trial, more for a contender). The benchmarks
+append a line per run to a log (tests/tune/conftest.py), so the runs are counted independently."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import optuna
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hone.core.errors import HoneError
+from hone.spec.atune import load_atune
+from hone.tune.runbudget import MIN_ROUNDS, RunBudget, RunPlan
+from tests.tune.conftest import write_three_knobs, write_workload
+
+
+def _runs(log: Path) -> int:
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_max_runs_holds_with_the_baseline_search_confirmation_and_ablation_all_counted(
+        hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    log = tmp_path / "runs.log"
+    spec = write_three_knobs(tmp_path, "apart", trials=8)
+    res = hone("tune", spec, "--max-runs", "80", "--repeats", "2", "--sampler", "random", "--json", tmp_path / "r.json",
+               env={"HONE_TEST_LOG": str(log)})
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    spent = doc["budget"]["runs_spent"]
+    assert doc["budget"]["max_runs"] == 80
+    assert _runs(log) == sum(spent.values()) == doc["budget"]["runs_total"] <= 80
+    assert spent["baseline"] == 2 and spent["confirmation"] == 12  # 6 rounds × 2 arms, no warm-up
+    assert doc["ablation"] is not None and spent["ablation"] == 6 * (4 + 3)  # leave-one-out, then the last block
+    assert 8 <= spent["search"] <= 16  # 8 trials of 1 run, some re-measured once
+    assert re.search(r"runs: ≤ 80 benchmark runs \(--max-runs\): baseline 2, search ≤ ", res.out), res.out
+    assert f"benchmark runs: {sum(spent.values())} of --max-runs 80 (baseline 2, search " in res.out
+
+
+def test_the_spec_budget_stops_the_search_exactly_with_failing_runs_counted(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, mode="fail", repeats=3)
+    spec.write_text(spec.read_text().replace("trials: 5, ", "max_runs: 30, "))  # no trials: the runs decide
+    res = hone("tune", spec, "--sampler", "random", "--json", workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    # baseline 3; the confirmation's 12 runs (6 rounds × 2 arms) reserved; the search spends the other 15
+    assert doc["budget"]["runs_spent"] == {"baseline": 3, "search": 15, "confirmation": 12, "ablation": 0}
+    assert doc["budget"]["runs_planned"] == {"baseline": 3, "search": 15, "confirmation": 12, "ablation": 0}
+    assert _runs(workload / "runs.log") == 30
+    assert doc["failed_trials"] >= 1  # x = 3 or 6 fails: those runs count like any other
+    assert doc["budget"]["search_stopped"] and "search stopped after" in res.out
+
+
+def test_a_budget_too_small_to_confirm_is_refused_before_anything_runs(workload: Path, hone, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, repeats=3)
+    res = hone("tune", spec, "--max-runs", "15")
+    assert res.code == 2 and "Traceback" not in res.err
+    assert res.err.splitlines()[0] == (
+        "hone: error: --max-runs: 15 benchmark runs are too few: the baseline (3 runs), one trial (1 run) and the "
+        "smallest confirmation (12 runs: 6 rounds × 2 arms) need at least 16")
+    assert not (workload / "runs.log").exists() and not (state_dir / "studies.db").exists()
+    assert (workload / "app.conf").read_text() == "level = 1\n"
+    spec.write_text(spec.read_text().replace("top_k: 1", "top_k: 1, max_runs: 9"))
+    res = hone("tune", spec)
+    assert res.code == 2
+    assert re.match(rf"hone: error: {re.escape(str(spec))}:\d+: tune.max_runs: 9 benchmark runs are too few: .* "
+                    r"need at least 16$", res.err.splitlines()[0]), res.err
+    assert not (workload / "runs.log").exists()
+
+
+def test_a_bad_max_runs_in_the_spec_names_its_line(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload)
+    spec.write_text(spec.read_text().replace("top_k: 1", "top_k: 1, max_runs: 0"))
+    res = hone("tune", spec)
+    assert res.code == 2 and len(res.err.strip().splitlines()) == 1, res.err
+    assert re.match(rf"{re.escape(str(spec))}:\d+: tune.max_runs: ", res.err.strip()), res.err
+
+
+def test_intensification_remeasures_a_contender_and_not_a_worse_configuration(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    # Deterministic scores: a trial whose run beats the incumbent (the best configuration measured 3
+    # times, the baseline's 93 at first) gets 3 runs; every other trial gets 1.
+    spec = write_workload(workload, repeats=3, trials=12)
+    res = hone("tune", spec, "--max-runs", "60", "--sampler", "random", "--study", "race", "--json",
+               workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    trials = sorted(optuna.load_study(study_name="race", storage=doc["storage"]).trials, key=lambda t: t.number)
+    incumbent, remeasured, single = 93.0, 0, 0
+    for t in trials:
+        runs = len(t.user_attrs["runs"])
+        if t.values[0] > incumbent:
+            assert runs == 3, (t.number, t.values, incumbent)
+            incumbent, remeasured = t.values[0], remeasured + 1
+        else:
+            assert runs == 1, (t.number, t.values, incumbent)
+            single += 1
+    assert remeasured >= 1 and single >= 1
+    lines = [tuple(map(int, ln.split())) for ln in (workload / "runs.log").read_text().splitlines()]
+    assert len(lines) == sum(doc["budget"]["runs_spent"].values()) <= 60
+    assert doc["budget"]["runs_spent"]["search"] == sum(len(t.user_attrs["runs"]) for t in trials)
+
+
+def test_no_intensify_keeps_the_fixed_repeats_within_the_budget(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, repeats=3, trials=40)
+    res = hone("tune", spec, "--max-runs", "40", "--no-intensify", "--sampler", "random", "--study", "fixed",
+               "--json", workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    trials = optuna.load_study(study_name="fixed", storage=doc["storage"]).trials
+    assert all(len(t.user_attrs["runs"]) == 3 for t in trials)
+    # 40 − baseline 3 − confirmation 12 = 25: 8 trials of 3 runs (a 9th would eat the reserve)
+    assert len(trials) == 8 and doc["budget"]["runs_spent"]["search"] == 24
+    assert _runs(workload / "runs.log") == sum(doc["budget"]["runs_spent"].values()) <= 40
+
+
+def test_atune_iterations_are_the_run_budget(tmp_path: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    client, server = tmp_path / "client.yaml", tmp_path / "server.yaml"
+    (tmp_path / "k").write_text("1")
+    client.write_text(yaml.safe_dump({
+        "project": "runs", "iterations": 12, "benchmark": "echo tps: 1",
+        "evaluations": [{"name": "tps", "info": {"get": "echo \"$out\" | awk '{print $2}'", "type": "negative",
+                                                 "weight": 100}}]}, sort_keys=False))
+    server.write_text(yaml.safe_dump({"project": "runs", "object": [{"name": "k", "info": {
+        "get": f"cat {tmp_path}/k", "set": f"printf %s $value > {tmp_path}/k", "type": "discrete",
+        "dtype": "string", "options": ["1", "2"]}}]}, sort_keys=False))
+    spec = load_atune(client, server).spec
+    assert spec.tune.max_runs == 12 and "trials" not in spec.tune.model_fields_set
+    res = hone("tune", client, "--atune-server", server)  # repeats 3: 3 + 1 + 12 > 12
+    assert res.code == 2
+    assert re.match(rf"hone: error: {re.escape(str(client))}:2: iterations: 12 benchmark runs are too few: .* need "
+                    r"at least 16$", res.err.splitlines()[0]), res.err
+    assert (tmp_path / "k").read_text() == "1"
+
+
+def test_with_max_time_too_the_run_budget_binds_first_when_it_is_the_smaller(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, repeats=2, trials=100)
+    res = hone("tune", spec, "--max-runs", "24", "--max-time", "1h", "--sampler", "random", "--json",
+               workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    budget = json.loads((workload / "r.json").read_text())["budget"]
+    assert budget["max_time_s"] == 3600 and budget["max_runs"] == 24
+    assert _runs(workload / "runs.log") == budget["runs_total"] == 24  # 2 + 10 + the confirmation's 12
+    assert "--max-runs leaves" in budget["search_stopped"]
+
+
+def test_with_max_runs_too_the_time_budget_binds_first_when_it_is_the_smaller(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    log = tmp_path / "runs.log"
+    spec = write_three_knobs(tmp_path, "apart", nap=0.25, trials=100)
+    res = hone("tune", spec, "--max-runs", "500", "--max-time", "6s", "--no-ablation", "--sampler", "random",
+               "--json", tmp_path / "r.json", env={"HONE_TEST_LOG": str(log)})
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert "--max-time leaves" in doc["budget"]["search_stopped"]
+    assert _runs(log) == doc["budget"]["runs_total"] < 500
+    assert doc["finished"] - doc["started"] <= 6 + 1.0 and doc["confirmations"]
+
+
+def test_max_runs_with_local_workers_is_refused(workload: Path, hone, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload)
+    res = hone("tune", spec, "--max-runs", "50", "--workers", "2")
+    assert res.code == 2 and "--max-runs needs the trials in this process" in res.err.splitlines()[0]
+    assert not (state_dir / "studies.db").exists() and not (workload / "runs.log").exists()
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(1, 300), repeats=st.integers(1, 5), warmup=st.integers(0, 2), top_k=st.integers(1, 4),
+       confirm=st.sampled_from([0, 3, 6, 9, 12]), ablation_rounds=st.integers(1, 12), knobs=st.integers(1, 5),
+       trials=st.integers(1, 200), intensify=st.booleans(), data=st.data())
+def test_the_plan_and_its_rules_never_spend_more_than_max_runs(n: int, repeats: int, warmup: int, top_k: int,
+                                                               confirm: int, ablation_rounds: int, knobs: int,
+                                                               trials: int, intensify: bool, data: st.DataObject
+                                                               ) -> None:
+    w = min(1, warmup)
+    plan = RunPlan(baseline=warmup + repeats, trial_first=warmup + (1 if intensify else repeats),
+                   trial_most=warmup + repeats, confirm_arms=top_k + 1 if confirm else 0,
+                   confirm_rounds=max(confirm, MIN_ROUNDS), ablation_arms=knobs + 1 if confirm and knobs >= 2 else 0,
+                   ablation_rounds=max(ablation_rounds, MIN_ROUNDS), warmup_rounds=w, trials=trials)
+    budget = RunBudget(n)
+    try:
+        budget.begin(plan)
+    except HoneError:
+        assert n < RunBudget.minimum(plan)
+        return
+    assert n >= RunBudget.minimum(plan)
+    for _ in range(plan.baseline):
+        budget.count()
+    budget.phase = "search"
+    done = 0
+    while done < budget.trials_cap(0) and not budget.stop_search():
+        first = data.draw(st.integers(1, plan.trial_first), "runs before a failure")  # a failed run ends it
+        for _ in range(first):
+            budget.count()
+        while first == plan.trial_first and first < plan.trial_most and data.draw(st.booleans(), "contender") \
+                and budget.may_remeasure():
+            budget.count()
+            first += 1
+        done += 1
+    assert done >= 1
+    if plan.confirm_arms:
+        budget.phase = "confirmation"
+        candidates = data.draw(st.integers(1, min(top_k, budget.confirm_arms - 1)), "candidates")
+        loo = data.draw(st.integers(0, knobs + 1), "leave-one-out arms") if plan.ablation_arms else 0
+        arms, rounds = budget.confirmation(candidates + 1, confirm, loo)
+        assert arms == candidates + 1 and rounds >= MIN_ROUNDS  # the reserve always holds the confirmation
+        for _ in range(plan.confirm_runs(rounds, arms)):
+            budget.count()
+        if loo >= 3:
+            budget.phase = "ablation"
+            fit = budget.ablation(ablation_rounds, loo)
+            for _ in range(plan.ablation_runs(fit, loo) if fit else 0):
+                budget.count()
+    assert budget.total <= n
