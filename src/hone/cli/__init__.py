@@ -27,6 +27,8 @@ _VERBS = {
     "apply": "hone.cli._apply",
     "status": "hone.cli._apply",
     "rollback": "hone.cli._apply",
+    "export": "hone.cli._persist",
+    "verify": "hone.cli._persist",
     "compare": "hone.cli._compare",
     "report": "hone.cli._report",
     "tune": "hone.cli._tune",

@@ -53,6 +53,13 @@ class GateFailedError(HoneError):
     exit_code = 4
 
 
+class DriftError(HoneError):
+    """``hone verify``: a setting no longer holds the value it should (exit code 5: every
+    knob was read and reported; scripts and monitoring fail on it)."""
+
+    exit_code = 5
+
+
 class KnobError(HoneError):
     """A knob could not be read or written."""
 

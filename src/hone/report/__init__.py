@@ -21,6 +21,7 @@ from hone.report import (
     run_terminal,
     terminal,
     tune_terminal,
+    verify_terminal,
 )
 from hone.report import gab as gab_report
 from hone.report import hyperfine as hyperfine_report
@@ -53,6 +54,7 @@ RENDERERS: dict[str, dict[str, Callable[[dict[str, Any]], Any]]] = {
     "capabilities": {"terminal": diagnose_terminal.render_capabilities},
     "libswap": {"terminal": libswap_terminal.render},
     "libswap-show": {"terminal": libswap_terminal.render_show},
+    "verify": {"terminal": verify_terminal.render},
 }
 
 __all__ = ["RENDERERS", "format_family", "load_result"]

@@ -30,6 +30,7 @@ from hone.report.formats.common import today_verdicts
 from hone.report.formats.compare import CompareV1, CompareV2, v1_for_display
 from hone.report.formats.diagnose import CapabilitiesV1, DoctorV1, ProfileV1
 from hone.report.formats.libswap import LibswapShowV1, LibswapV1
+from hone.report.formats.persist import VerifyV1
 from hone.report.formats.pgo import PgoManifestV1, PgoV1
 from hone.report.formats.run import RunV1
 from hone.report.formats.tune import TuneV1, TuneV2, WorkerV1
@@ -68,6 +69,7 @@ FORMATS: tuple[Format, ...] = (
     Format("capabilities", 1, CapabilitiesV1, "hone doctor --capabilities --json"),
     Format("libswap", 1, LibswapV1, "hone libswap glibc|alloc --json, VARIANT_DIR/variant.json"),
     Format("libswap-show", 1, LibswapShowV1, "hone libswap show --json"),
+    Format("verify", 1, VerifyV1, "hone verify --json"),
 )
 BY_NAME: dict[str, Format] = {f.name: f for f in FORMATS}
 # Spellings hone wrote before every format was hone-<kind>/<version>: read as the format named.

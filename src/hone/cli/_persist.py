@@ -1,0 +1,192 @@
+"""``hone export`` and ``hone verify``: confirmed settings written for boot, and checked."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from hone.cli import main
+from hone.cli._common import console, err_console, load_checked, stdout_for_data, write_json
+from hone.core.errors import DriftError, HoneError
+
+if TYPE_CHECKING:
+    from hone.run.persist import Setting
+    from hone.spec.loader import LoadedSpec
+
+
+def _is_result(path: str) -> bool:
+    """A JSON document (a hone result) rather than a spec (``.yaml``/``.yml``, even one
+    written as a YAML flow mapping) or a sysctl.d file."""
+    if Path(path).suffix in (".yaml", ".yml"):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).lstrip()
+    except FileNotFoundError:
+        raise HoneError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise HoneError(f"{path}: cannot read: {exc.strerror}") from None
+    return head.startswith(b"{")
+
+
+def _result_spec(result: str, data: dict[str, Any], spec: str | None) -> Path:
+    """The spec a tune result was made with: --spec, else its ``spec`` field as given (from
+    the current directory, then from the result's directory)."""
+    if spec is not None:
+        return Path(spec)
+    given = Path(data["spec"])
+    for candidate in (given, Path(result).parent / given):
+        if candidate.is_file():
+            return candidate
+    raise HoneError(f"{result}: field 'spec': {given} not found (from here or from {Path(result).parent})",
+                    hint="give the spec with --spec FILE")
+
+
+def _from_result(result: str, spec: str | None, check: bool) -> tuple[LoadedSpec, dict[str, Any], dict[str, str]]:
+    """The spec, the recommended values (typed) and each one's source, from a tune result."""
+    from hone.report import formats
+    from hone.report.base import load_result
+    from hone.spec import load_spec
+
+    data = load_result(result)
+    fmt = formats.validate(data, result)
+    if fmt.kind != "tune":
+        raise HoneError(f"{result}: expected a hone tune result ({formats.supported('tune')}), got {fmt.name}")
+    recommended = data["recommended"]
+    if recommended is None:
+        raise HoneError(f"{result}: field 'recommended' is null: the tune kept the current configuration"
+                        f" ({data.get('verdict')}), there is nothing to export or verify")
+    path = _result_spec(result, data, spec)
+    loaded = load_checked(path) if check else load_spec(path)
+    values: dict[str, Any] = {}
+    for name, value in recommended.items():
+        try:
+            knob = loaded.spec.knob(name)
+        except KeyError as exc:
+            raise HoneError(f"{result}: field 'recommended.{name}': {exc.args[0]} in {path}") from None
+        try:
+            values[name] = knob.coerce(value)
+        except ValueError as exc:
+            raise HoneError(f"{result}: field 'recommended.{name}': {exc}") from None
+    return loaded, values, {n: f"{result}: recommended.{n}" for n in values}
+
+
+def _settings(source: str, sets: tuple[str, ...], spec: str | None, check: bool) -> tuple[list[Setting], str]:
+    """The settings of SOURCE (a tune result, or a spec with --set) and a line naming it."""
+    from hone.run.configure import parse_assignments
+    from hone.run.persist import spec_setting
+    from hone.spec import load_spec
+
+    if _is_result(source):
+        loaded, values, sources = _from_result(source, spec, check)
+        what = f"hone tune result {source} (spec {loaded.path})"
+    else:
+        if spec is not None:
+            raise HoneError(f"--spec {spec}: only with a tune result; {source} is a spec")
+        if not sets:
+            raise HoneError(f"{source}: a spec needs the values to use: --set NAME=VALUE")
+        loaded = load_checked(source) if check else load_spec(source)
+        values, sources = {}, {}
+        what = f"spec {source}"
+    extra = parse_assignments(loaded, list(sets))
+    values.update(extra)
+    sources.update({n: f"--set {n}" for n in extra})
+    settings = [spec_setting(loaded.spec.knob(n), loaded.spec.knob(n).format_value(v), sources[n])
+                for n, v in values.items()]
+    return settings, what
+
+
+def _note_skipped(skipped: list[Setting], why: str) -> None:
+    for s in skipped:
+        err_console.print(f"skipped {s.name} ({s.kind} knob): {why}", style="yellow")
+
+
+@main.command("export")
+@click.argument("source", metavar="SPEC|RESULT", type=click.Path(dir_okay=False))
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="Knob value (repeatable): with a spec, the settings; with a result, on top of its recommendation.")
+@click.option("--spec", "spec", metavar="FILE", default=None,
+              help="The spec of a tune RESULT when its 'spec' path no longer finds it.")
+@click.option("--sysctl-d", "sysctl_d", metavar="FILE", default=None,
+              help="Write the sysctl knobs as a sysctl.d file (`sysctl -p FILE` applies it; boot: /etc/sysctl.d/).")
+@click.option("--config-diff", "config_diff", metavar="FILE", default=None,
+              help="Write a unified diff of every file knob's config file to its content with the settings"
+                   " (`patch -d / -p1 < FILE` applies it).")
+def export_cmd(source: str, sets: tuple[str, ...], spec: str | None, sysctl_d: str | None,
+               config_diff: str | None) -> None:
+    """Write the confirmed settings of a tune RESULT (its recommendation), or of SPEC with
+    --set, in the form the system re-applies at boot. Nothing but FILE is written; an existing
+    FILE under /etc is journaled first (`hone rollback` restores it)."""
+    from hone.run.persist import config_diff_text, header_text, sysctl_d_text, write_output
+
+    if (sysctl_d is None) == (config_diff is None):
+        raise click.UsageError("give one of --sysctl-d FILE or --config-diff FILE")
+    settings, what = _settings(source, sets, spec, check=True)
+    header = [header_text(f"Written by hone export from the {what}"),
+              f"on {dt.datetime.now().astimezone().isoformat(timespec='seconds')}"]
+    if sysctl_d is not None:
+        out, kind = sysctl_d, "sysctl"
+        text, skipped = sysctl_d_text(settings, header)
+        why = "not a sysctl (only sysctl knobs go into a sysctl.d file)"
+    else:
+        out, kind = config_diff, "file"
+        text, skipped = config_diff_text(settings, header)
+        why = "not a local file knob (only their config files are diffed)"
+    _note_skipped(skipped, why)
+    if len(skipped) == len(settings):
+        raise HoneError(f"{source}: no {kind} knob among the settings ({', '.join(s.name for s in settings)});"
+                        f" {out} not written")
+    journaled = write_output(out, text.encode(), "hone export")
+    count = len(settings) - len(skipped)
+    note = " (the file it replaced is journaled: `hone rollback` restores it)" if journaled else ""
+    console.print(f"wrote {out}: {count} {kind} setting(s){note}")
+
+
+def _verify_settings(source: str, sets: tuple[str, ...], spec: str | None) -> list[Setting]:
+    from hone.run.persist import read_sysctl_d
+
+    if _is_result(source) or Path(source).suffix in (".yaml", ".yml"):
+        settings, _ = _settings(source, sets, spec, check=False)
+        system = [s for s in settings if s.driver.changes_system]
+        _note_skipped([s for s in settings if not s.driver.changes_system],
+                      "exists only inside a benchmark run, nothing to read")
+        return system
+    if sets or spec is not None:
+        raise HoneError(f"{source}: --set and --spec go with a spec or a tune result, not a sysctl.d file")
+    return read_sysctl_d(source)
+
+
+@main.command("verify")
+@click.argument("source", metavar="FILE|RESULT|SPEC", type=click.Path(dir_okay=False))
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="Expected knob value (repeatable): with a spec, the settings; with a result, on top of it.")
+@click.option("--spec", "spec", metavar="FILE", default=None,
+              help="The spec of a tune RESULT when its 'spec' path no longer finds it.")
+@click.option("--json", "json_path", metavar="FILE", default=None, help="Write the checks as JSON (- = stdout).")
+def verify_cmd(source: str, sets: tuple[str, ...], spec: str | None, json_path: str | None) -> None:
+    """Check that each knob still holds its expected value: every key of a sysctl.d FILE,
+    the recommendation of a tune RESULT (a JSON file), or SPEC (.yaml) with --set.
+
+    Per knob: expected, actual, where the expectation comes from, and ok / drifted /
+    unreadable. Exit 0 when every knob is ok, 5 when one drifted or cannot be read.
+    Changes nothing."""
+    from hone.report import verify_terminal
+    from hone.run.persist import verify
+
+    stdout_for_data(json_path)
+    checks = verify(_verify_settings(source, sets, spec))
+    bad = [c for c in checks if c.status != "ok"]
+    doc = {"format": "hone-verify/1", "source": source, "ok": not bad, "checks": [c.to_dict() for c in checks]}
+    console.print(verify_terminal.render(doc))
+    if json_path is not None:
+        write_json(json_path, doc)
+    if bad:
+        raise DriftError(f"{len(bad)} of {len(checks)} setting(s) not as expected: "
+                         + ", ".join(f"{c.name} ({c.status})" for c in bad))
+    console.print(f"all {len(checks)} setting(s) hold their expected values")
+
+
+__all__ = ["export_cmd", "verify_cmd"]
