@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hone.build.scenario import Scenario, run_scenario
-from hone.core.process import ProcessResult
+from hone.core.process import ProcessResult, descendants, process_cpu_s
 from hone.run.service import ServiceManager
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import to_argv
@@ -99,7 +99,7 @@ class ServiceLoad:
             tree = _tree(mgr.pid)
             seen |= _running(tree, program)
             if cpu is not None:  # a forking server's live workers: not yet in the master's cutime
-                cpu += sum(_cpu_seconds(pid) for pid in tree[1:])
+                cpu += sum(process_cpu_s(pid) or 0.0 for pid in tree[1:])
         finally:
             log = mgr.log
             status = mgr.stop()
@@ -110,26 +110,8 @@ class ServiceLoad:
 
 
 def _tree(root: int | None) -> list[int]:
-    """``root`` and its live descendants (from /proc; root first), [] without a root."""
-    if root is None:
-        return []
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rfind(b")") + 2:].split()[1])
-        children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [root], [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
+    """``root`` and its descendants, [] without a root."""
+    return [] if root is None else descendants(root)
 
 
 def _running(pids: list[int], program: str) -> set[int]:
@@ -143,17 +125,6 @@ def _running(pids: list[int], program: str) -> set[int]:
         if exe == program:
             out.add(pid)
     return out
-
-
-def _cpu_seconds(pid: int) -> float:
-    """utime + stime (+ reaped children) of one process so far, 0 when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-    except OSError:
-        return 0.0
-    fields = stat[stat.rfind(b")") + 2:].split()
-    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 __all__ = ["SERVER_CPU", "ServiceLoad", "ServiceRun"]

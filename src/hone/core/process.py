@@ -152,6 +152,31 @@ def _stat(pid: int) -> _Proc | None:
         return None
 
 
+def process_cpu_s(pid: int) -> float | None:
+    """CPU seconds ``pid`` has used so far: utime + stime and the children it reaped (cutime +
+    cstime), from /proc/PID/stat; None when it is gone or unreadable."""
+    try:
+        data = _read(f"/proc/{pid}/stat")
+    except OSError:
+        return None
+    fields = data[data.rfind(b")") + 2:].split()
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def descendants(root: int) -> list[int]:
+    """``root`` and every process below it, from /proc (root first)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and (p := _stat(int(entry.name))) is not None:
+            children.setdefault(p.ppid, []).append(p.pid)
+    found, todo = [root], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 def _tokens(pid: int) -> list[str]:
     """The HONE_OWNER tokens in a process's environment (as it was at exec); [] if none or unreadable."""
     try:

@@ -31,7 +31,7 @@ from typing import Any
 
 from hone.core.errors import HoneError, KnobError
 from hone.core.paths import state_dir
-from hone.core.process import finish_process, run_process, start_process
+from hone.core.process import finish_process, process_cpu_s, run_process, start_process
 from hone.core.restart import Restart, describe_probe, port_open, probe_once, run_restart
 from hone.core.shell_text import bind_argv
 from hone.knobs.remote import split_host, ssh_argv
@@ -260,16 +260,7 @@ class ServiceManager:
         """CPU time (user + system, all its threads and the children it waited for) the
         running instance has used so far, from /proc/PID/stat; None when none runs."""
         pid = self.pid
-        if pid is None:
-            return None
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            return None
-        fields = stat[stat.rfind(b")") + 2:].split()
-        ticks = sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
-        return ticks / os.sysconf("SC_CLK_TCK")
+        return None if pid is None else process_cpu_s(pid)
 
     def stop(self) -> int | None:
         """Stop the instance hone started (signal or command, SIGKILL after the timeout),
