@@ -284,5 +284,4 @@ def autofdo_profile_cmd(pids: tuple[int, ...], binaries: tuple[str, ...], durati
         written = mode.finish(raw, out)
         if written != out:
             shutil.copyfile(written, out)
-    flag = "-fauto-profile" if compiler == "gcc" else "-fprofile-sample-use"
-    console.print(f"{out}: {total:,} samples of {', '.join(p.name for p in paths)}; build with {flag}={out}")
+    console.print(f"{out}: {total:,} samples of {', '.join(p.name for p in paths)}; build with {mode.use_flag}={out}")
