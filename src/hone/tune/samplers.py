@@ -21,7 +21,7 @@ from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler
 
 from hone.core.errors import HoneError
-from hone.tune.gp import HoneGPSampler
+from hone.tune.gp import GPSettings, HoneGPSampler
 from hone.tune.local import LocalRefineSampler
 
 ConstraintsFunc = Callable[[optuna.trial.FrozenTrial], Sequence[float]]
@@ -70,13 +70,23 @@ def _nsga2(r: SamplerRequest) -> BaseSampler:
     return optuna.samplers.NSGAIISampler(seed=r.seed)
 
 
-def _gp(r: SamplerRequest) -> BaseSampler:
-    # 3-5 Latin-hypercube starts unless the user sets random_starts
-    n_gp_startup = r.n_startup if r.random_starts is not None else gp_startup_trials(r.n_trials)
-    return HoneGPSampler(
-        seed=r.seed, n_startup_trials=n_gp_startup, constraints_func=r.constraints_func,
-        fallback=make_sampler("tpe", seed=r.seed, n_trials=r.n_trials, random_starts=r.random_starts),
-    )
+def gp_factory(settings: GPSettings) -> Callable[[SamplerRequest], BaseSampler]:
+    """A :data:`SAMPLERS` factory of hone's GP sampler with ``settings`` (the tuning suite
+    registers its variants this way)."""
+
+    def factory(r: SamplerRequest) -> BaseSampler:
+        # 3-5 Latin-hypercube starts unless the user sets random_starts
+        n_gp_startup = r.n_startup if r.random_starts is not None else gp_startup_trials(r.n_trials)
+        return HoneGPSampler(
+            seed=r.seed, n_startup_trials=n_gp_startup, constraints_func=r.constraints_func,
+            fallback=make_sampler("tpe", seed=r.seed, n_trials=r.n_trials, random_starts=r.random_starts),
+            settings=settings,
+        )
+
+    return factory
+
+
+_gp = gp_factory(GPSettings())
 
 
 def _optuna_gp(r: SamplerRequest) -> BaseSampler:

@@ -9,8 +9,9 @@ study storage (Optuna's in-memory storage instead of SQLite). The recommendation
 ``hone tune`` would apply: the ablated winner, or the baseline kept.
 
 Settings (``hone:key=value,…`` on the runner's command line) are TuneSettings fields
-(``repeats``, ``confirm_rounds``, ``top_k``, ``ablation``, ``intensify``, ``sampler``) or
-keyword arguments of hone's GP sampler (``gp.NAME=value``).
+(``repeats``, ``confirm_rounds``, ``top_k``, ``ablation``, ``intensify``, ``sampler``) or fields
+of hone's GP settings (``gp.NAME=value``, :class:`hone.tune.gp.GPSettings`), registered as a
+sampler of their own.
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ SETTINGS = {"repeats", "confirm_rounds", "top_k", "ablation", "intensify", "samp
 def run(problem: Problem, seed: int, budget: int, noise: float, settings: dict[str, Any] | None = None) -> Outcome:
     """One ``hone tune --max-runs budget --seed seed`` session; the recommendation and the runs it used."""
     from hone.spec.loader import load_spec
-    from hone.tune import gp as gp_mod
+    from hone.tune.gp import GPSettings
+    from hone.tune.samplers import SAMPLERS, gp_factory
     from hone.tune.tuner import TuneSettings, tune
 
     settings = dict(settings or {})
@@ -107,20 +109,16 @@ def run(problem: Problem, seed: int, budget: int, noise: float, settings: dict[s
         (d / "machine").mkdir()
         loaded = load_spec(spec)
         t = loaded.spec.tune
-        ts = TuneSettings(trials=budget, seed=seed, sampler=str(settings.get("sampler", t.sampler)),
+        sampler = "suite-gp" if gp_kwargs else str(settings.get("sampler", t.sampler))
+        ts = TuneSettings(trials=budget, seed=seed, sampler=sampler,
                           storage="sqlite:///unused.db", study=f"s{seed}",
                           confirm_rounds=int(settings.get("confirm_rounds", t.confirm)),
                           top_k=int(settings.get("top_k", t.top_k)),
                           ablation=bool(settings.get("ablation", t.ablation)), max_runs=budget,
                           intensify=settings.get("intensify"))
-        sampler_patch = contextlib.nullcontext()
-        if gp_kwargs:
-            real_init = gp_mod.HoneGPSampler.__init__
-
-            def init(self: Any, *a: Any, **kw: Any) -> None:
-                real_init(self, *a, **(kw | gp_kwargs))
-            sampler_patch = mock.patch.object(gp_mod.HoneGPSampler, "__init__", init)
-        with mock.patch.dict(os.environ, env), simulated(problem, seed, noise, runs), sampler_patch:
+        variant = {"suite-gp": gp_factory(GPSettings(**gp_kwargs))} if gp_kwargs else {}
+        with mock.patch.dict(os.environ, env), simulated(problem, seed, noise, runs), \
+                mock.patch.dict(SAMPLERS, variant):
             result = tune(loaded, ts)
     rec = dict(result.winner.candidate.config) if result.winner is not None else None
     rec_cfg = {k: v for k, v in (rec or {}).items() if k in {kn.name for kn in problem.knobs}}

@@ -15,24 +15,27 @@ from hone.spec.models import Metric
 from hone.tune.confirm import pick_candidates
 from hone.tune.gp import (
     ATTR_NOISE_CV,
-    ENUMERATE_LIMIT,
-    LENGTH_SCALE_MAX,
-    LENGTH_SCALE_PRIOR_SD,
-    NOISY_CV,
-    PRIOR_AFTER,
-    PROBE_EVERY,
-    TABLE_LENGTH_SCALE_MAX,
-    TR_CANDIDATES,
-    TS_MAX,
+    GPSettings,
     HoneGPSampler,
-    _columns,
+    columns,
     log_expected_improvement,
     trust_region_length,
 )
+from hone.tune.gp import candidates as gp_candidates
 from hone.tune.objective import Objective
 from hone.tune.samplers import make_sampler
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
+DEFAULTS = GPSettings()
+ENUMERATE_LIMIT = DEFAULTS.enumerate_limit
+LENGTH_SCALE_MAX = DEFAULTS.length_scale_max
+LENGTH_SCALE_PRIOR_SD = DEFAULTS.length_scale_prior
+NOISY_CV = DEFAULTS.noisy_cv
+PRIOR_AFTER = DEFAULTS.prior_after
+PROBE_EVERY = DEFAULTS.probe_every
+TABLE_LENGTH_SCALE_MAX = DEFAULTS.table_length_scale
+TR_CANDIDATES = DEFAULTS.tr_candidates
+TS_MAX = DEFAULTS.ts_max
 
 MIXED = {
     "idx": IntDistribution(0, 6),  # an ordinal list searched as its index
@@ -220,9 +223,8 @@ def test_same_seed_and_observations_give_the_same_suggestion_with_the_trust_regi
     study = _big_int_study(0)
     dists = study.trials[0].distributions
     calls = []
-    original = HoneGPSampler._trust_region_points
-    monkeypatch.setattr(HoneGPSampler, "_trust_region_points",
-                        lambda self, *a: calls.append(1) or original(self, *a))
+    original = gp_candidates.trust_region_points
+    monkeypatch.setattr(gp_candidates, "trust_region_points", lambda *a: calls.append(1) or original(*a))
     picks = []
     for _ in range(2):  # fresh samplers: the suggestion depends on (seed, observations) alone
         clone = optuna.create_study(sampler=HoneGPSampler(seed=3))
@@ -235,10 +237,10 @@ def test_same_seed_and_observations_give_the_same_suggestion_with_the_trust_regi
 def test_trust_region_points_stay_in_the_domain_around_the_best_observation():
     study = _big_int_study(1)
     sampler = HoneGPSampler(seed=0)
-    cols = _columns(study.trials[0].distributions)
+    cols = columns(study.trials[0].distributions)
     levels, y, n_done = sampler._observations(study, study.trials, cols, with_running=False)
     assert n_done == len(y) == 12
-    pts = sampler._trust_region_points(cols, levels, y, np.random.default_rng(0))
+    pts = gp_candidates.trust_region_points(cols, levels, y, 5, np.random.default_rng(0), sampler.settings)
     assert pts.shape == (TR_CANDIDATES, len(cols))
     for i, c in enumerate(cols):
         assert pts[:, i].min() >= 0 and pts[:, i].max() <= c.size - 1
@@ -298,9 +300,9 @@ def test_thompson_sample_on_a_large_enumerable_space_uses_a_bounded_subset(monke
         study.tell(t, (1 + (p["a"] - 5) ** 2 / 400 + (p["b"] - 15) ** 2 / 400 + p["c"] / 20)
                    * (1 + 0.05 * rng.standard_normal()))
     sampler = study.sampler
-    cols = _columns(dists)
+    cols = columns(dists)
     levels, y, _ = sampler._observations(study, study.trials, cols, with_running=False)
-    gp = sampler._fit(cols, (levels, y))
+    gp = sampler.model.fit(cols, (levels, y))
     grids = np.meshgrid(*[np.arange(c.size, dtype=float) for c in cols], indexing="ij")
     cands = np.column_stack([g.ravel() for g in grids])
     assert len(cands) > TS_MAX
@@ -344,9 +346,9 @@ def _searched(sampler: HoneGPSampler, dists: dict, fn, trials: int) -> optuna.St
 
 def _length_scales(fitter: HoneGPSampler, study: optuna.Study, dists: dict) -> np.ndarray:
     """The Matérn length scales of ``fitter``'s GP on ``study``'s observations."""
-    cols = _columns(dists)
+    cols = columns(dists)
     levels, y, _ = fitter._observations(study, study.trials, cols, with_running=False)
-    return np.atleast_1d(fitter._fit(cols, (levels, y)).kernel_.k1.k2.length_scale)
+    return np.atleast_1d(fitter.model.fit(cols, (levels, y)).kernel_.k1.k2.length_scale)
 
 
 def _fitted_length_scales(sampler: HoneGPSampler, dists: dict, fn, trials: int = 20) -> np.ndarray:
@@ -413,7 +415,7 @@ def _stuck_study(sampler: HoneGPSampler, noisy: bool = True, extra: int = 0) -> 
     return study
 
 
-def test_line_probe_moves_a_knob_held_at_its_edge_into_the_unmeasured_stretch(monkeypatch):
+def test_line_probe_moves_a_knob_held_at_its_edge_into_the_unmeasured_stretch():
     def probed(study: optuna.Study) -> bool:
         """Is the next suggestion a near trial's s and t with w half-way into 0..60, the stretch
         no trial near the optimum measured?"""
@@ -427,8 +429,7 @@ def test_line_probe_moves_a_knob_held_at_its_edge_into_the_unmeasured_stretch(mo
     assert not probed(_stuck_study(HoneGPSampler(seed=0, line_probes=False)))
     assert not probed(_stuck_study(HoneGPSampler(seed=0), noisy=False))
     assert not probed(_stuck_study(HoneGPSampler(seed=0), extra=1))
-    monkeypatch.setattr("hone.tune.gp.PROBE_LENGTH_SCALE", 1e3)
-    assert not probed(_stuck_study(HoneGPSampler(seed=0)))
+    assert not probed(_stuck_study(HoneGPSampler(seed=0, probe_length_scale=1e3)))
 
 
 # -- the model's ranking of confirmed candidates --------------------------------------------------
@@ -492,7 +493,7 @@ def _lucky_study(noisy: bool = True) -> optuna.Study:
     return study
 
 
-def test_the_model_names_the_last_candidate_in_noisy_large_spaces(monkeypatch):
+def test_the_model_names_the_last_candidate_in_noisy_large_spaces():
     wall = Metric(name="wall_time", goal="minimize")
     objective = Objective(mode="single", metrics=[wall], constrained=[], baseline={})
 
@@ -510,5 +511,4 @@ def test_the_model_names_the_last_candidate_in_noisy_large_spaces(monkeypatch):
     # no model's candidate: without noise, switched off, or in a space small enough to enumerate
     assert picked(_lucky_study(noisy=False), HoneGPSampler(seed=0)) == by_value
     assert picked(study, HoneGPSampler(seed=0, model_candidate=False)) == by_value
-    monkeypatch.setattr("hone.tune.gp.ENUMERATE_LIMIT", 64**3)
-    assert picked(study, HoneGPSampler(seed=0)) == by_value
+    assert picked(study, HoneGPSampler(seed=0, enumerate_limit=64**3)) == by_value

@@ -1,0 +1,170 @@
+"""The Gaussian process: observations → y, the kernel, and fitting it (scikit-learn).
+
+Why our own and not Optuna's ``GPSampler``: Optuna's needs PyTorch (gigabytes from PyPI, too
+heavy for hone's set-up); this one stands on scikit-learn's ``GaussianProcessRegressor``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from optuna.trial import FrozenTrial, TrialState
+
+from hone.tune.gp.encoding import Column, encode, enumerable
+from hone.tune.gp.settings import GPSettings
+
+Data = tuple[np.ndarray, np.ndarray]  # rows of levels, y (minimised, standardised)
+
+
+def observations(trials: Sequence[FrozenTrial], cols: list[Column], *, sign: float, log: bool,
+                 feasible: Callable[[FrozenTrial], bool], with_running: bool, exclude: int = -1,
+                 extra: Sequence[tuple[dict[str, Any], float]] = ()) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """(levels, y, n_done) for the model: y minimised (``sign`` −1 for a maximised objective) and
+    standardised, log first when every value is positive and ``log``; the first ``n_done`` rows
+    are the completed feasible trials in trial order, then the ``extra`` observations (params,
+    value); then infeasible trials at the worst feasible y and running ones (fleet workers) at the
+    best y so far — a constant liar: no second worker picks the same point. None without a
+    completed feasible trial."""
+    done, bad, running = [], [], []
+    for t in trials:
+        if t.number == exclude or not all(c.name in t.params for c in cols):
+            continue
+        if t.state == TrialState.COMPLETE and t.values and math.isfinite(t.values[0]):
+            (done if feasible(t) else bad).append(t)
+        elif t.state == TrialState.RUNNING and with_running:
+            running.append(t)
+    if not done:
+        return None
+    raw = np.array([float(t.values[0]) for t in done] + [float(v) for _, v in extra])
+    y = np.log(raw) if log and np.all(raw > 0) else raw
+    y = sign * y
+    y = (y - y.mean()) / (y.std() if y.std() > 0 else 1.0)
+    lies = [float(y.max()) + 0.5] * len(bad) + [float(y.min())] * len(running)
+    params = [t.params for t in done] + [p for p, _ in extra] + [t.params for t in bad + running]
+    rows = [[c.to_level(p[c.name]) for c in cols] for p in params]
+    return np.array(rows, dtype=float), np.concatenate([y, np.array(lies)]), len(done) + len(extra)
+
+
+def refit_rows(n: int, settings: GPSettings) -> int:
+    """How many of ``n`` observations the kernel hyperparameters are fitted on: all up to
+    ``refit_every_until``, then the count at the last multiple of ``refit_period``."""
+    until, period = settings.refit_every_until, settings.refit_period
+    return n if n <= until else n - (n - until) % period
+
+
+def map_optimizer(sd: float) -> Callable[..., tuple[np.ndarray, float]]:
+    """A ``GaussianProcessRegressor`` optimizer: L-BFGS-B (as scikit-learn's default) on the
+    negative log marginal likelihood plus a log-normal prior, log ℓ ~ N(0, sd²), on the Matérn
+    length scales of hone's kernel ((Constant × Matérn) + White: theta[1:-1]). Ours because
+    scikit-learn's GP has no hyperprior; its ``optimizer`` callable is the documented way in."""
+    from scipy.optimize import minimize
+
+    def optimizer(obj_func: Callable[..., Any], initial_theta: np.ndarray,
+                  bounds: np.ndarray) -> tuple[np.ndarray, float]:
+        def penalised(theta: np.ndarray) -> tuple[float, np.ndarray]:
+            value, grad = obj_func(theta, eval_gradient=True)
+            grad = np.array(grad, dtype=float)
+            grad[1:-1] += theta[1:-1] / sd**2
+            return float(value) + 0.5 * float(np.sum(theta[1:-1] ** 2)) / sd**2, grad
+
+        res = minimize(penalised, initial_theta, method="L-BFGS-B", jac=True, bounds=bounds)
+        return res.x, float(res.fun)
+
+    return optimizer
+
+
+def length_scales(gp: Any) -> np.ndarray:
+    """The fitted Matérn length scales, one per encoded input ((C × Matérn) + White)."""
+    return np.atleast_1d(np.asarray(gp.kernel_.k1.k2.length_scale, dtype=float))
+
+
+def noise_level(gp: Any) -> float:
+    """The fitted white-noise variance (standardised y)."""
+    return float(gp.kernel_.k2.noise_level)
+
+
+class GPModel:
+    """Fits hone's GP to data; fits are cached on the data (a suggestion fits the same data
+    several times: EI, a line probe, the model's ranking)."""
+
+    def __init__(self, settings: GPSettings) -> None:
+        self.settings = settings
+        self._cache: dict[Any, Any] = {}
+
+    def fit(self, cols: list[Column], data: Data) -> Any:
+        """The GP on ``data``. Kernel hyperparameters are fitted (marginal likelihood) on the
+        first m rows, m = n up to 30, then every 5th n: a function of the observations alone
+        (deterministic, resumable), at a third of the cost of refitting every time."""
+        levels, y = data
+        key = (levels.tobytes(), y.tobytes(), levels.shape)
+        if key in self._cache:
+            return self._cache[key]
+        n = len(y)
+        m = refit_rows(n, self.settings)
+        if m < n:
+            head = y[:m]  # re-standardised and rounded: the same input whatever n is
+            head = np.round((head - head.mean()) / (head.std() if head.std() > 0 else 1.0), 10)
+            kernel = self._regressor(cols, (levels[:m], head), self.kernel(cols)).kernel_
+            gp = self._regressor(cols, data, kernel, optimize=False)
+        else:
+            gp = self._regressor(cols, data, self.kernel(cols))
+        if len(self._cache) > 16:
+            self._cache.clear()
+        self._cache[key] = gp
+        return gp
+
+    def kernel(self, cols: list[Column]) -> Any:
+        """Constant × Matérn 5/2 (one length scale per encoded input) + a white noise term.
+
+        In a space small enough to enumerate no length scale may exceed the knob's whole range
+        (``table_length_scale``). Why: a longer one says "this knob is smooth from end to end, or
+        inert", which a GP under noise concludes from a few levels too early — and then neither EI
+        nor a Thompson sample goes back to the levels it wrote off. Not in large spaces, where long
+        length scales are how a smooth bowl is learnt (docs/decisions/0009-table-length-scale-cap.md)."""
+        from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
+
+        s = self.settings
+        width = sum(c.width() for c in cols)
+        longest = s.length_scale_max
+        if s.table_length_scale is not None and enumerable(cols, s.enumerate_limit):
+            longest = s.table_length_scale
+        return ConstantKernel(1.0, (1e-2, 1e2)) * Matern(
+            length_scale=np.full(width, min(0.5, longest)), length_scale_bounds=(1e-2, longest), nu=2.5,
+        ) + WhiteKernel(1e-2, (s.noise_floor, 1.0))
+
+    def _regressor(self, cols: list[Column], data: Data, kernel: Any, optimize: bool = True) -> Any:
+        """The regressor on ``data``; ``optimize``: fit the kernel's hyperparameters. By maximum
+        likelihood, except in spaces too large to enumerate once ``prior_after`` observations are
+        in: then by maximum a posteriori with log ℓ ~ N(0, sd²) on every length scale
+        (``length_scale_prior``, :func:`map_optimizer`; ℓ in units of the knob's range).
+
+        Why: under noise a weak knob's length scale can run to many times its range once the
+        early trials show a trend; the posterior turns confidently monotone along it and the
+        search stays at the range's edge. The prior keeps some curvature possible there. Why
+        late: from the first trial on it also slows searches with many inert knobs down
+        (docs/decisions/0010-length-scale-prior.md)."""
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.gaussian_process import GaussianProcessRegressor
+
+        s = self.settings
+        levels, y = data
+        key = ("fit", levels.tobytes(), y.tobytes(), levels.shape) if optimize else None
+        if key is not None and key in self._cache:
+            return self._cache[key]
+        optimizer: Any = "fmin_l_bfgs_b" if optimize else None
+        if (optimize and s.length_scale_prior is not None and len(y) >= s.prior_after
+                and not enumerable(cols, s.enumerate_limit)):
+            optimizer = map_optimizer(s.length_scale_prior)
+        gp = GaussianProcessRegressor(kernel, normalize_y=False, n_restarts_optimizer=0, random_state=0,
+                                      optimizer=optimizer)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            warnings.simplefilter("ignore", UserWarning)
+            gp.fit(encode(cols, levels), y)
+        if key is not None:
+            self._cache[key] = gp
+        return gp

@@ -1,0 +1,47 @@
+"""Every setting of hone's GP sampler in one frozen object (defaults = what ``hone tune`` uses).
+
+The tuning suite's variants are settings (``HoneGPSampler(seed=…, line_probes=False)``), never
+subclasses or rewritten module globals. Where a default was chosen by measurement, the
+decision record says how (docs/decisions/).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GPSettings:
+    # encoding and candidates
+    enumerate_limit: int = 20_000  # discrete spaces up to this size: EI over every configuration
+    random_candidates: int = 1000  # larger spaces: uniform EI candidates per suggestion
+    # the model
+    log_y: bool = True  # EI's model on log y when every value is positive (0008)
+    noise_floor: float = 1e-6  # WhiteKernel lower bound on standardised y: exact measurements stay exact
+    length_scale_max: float = 1e2  # Matérn length scales, in units of each knob's [0, 1] range
+    table_length_scale: float | None = 1.0  # ... in enumerable spaces (0009); None = length_scale_max
+    length_scale_prior: float | None = 1.0  # larger spaces: log ℓ ~ N(0, sd²) (0010); None = maximum likelihood
+    prior_after: int = 30  # ... from this many observations on
+    refit_every_until: int = 30  # kernel hyperparameters refitted at every n up to this,
+    refit_period: int = 5  # ... then at every 5th n
+    # trust region (0006)
+    trust_region: bool = True
+    tr_candidates: int = 500
+    tr_length_init: float = 0.25  # share of each ordered knob's range
+    tr_length_min: float = 1 / 64
+    tr_length_max: float = 0.5
+    tr_shrink_after: int = 3  # trials in a row without a new best
+    tr_grow_after: int = 2  # trials in a row with one
+    # noise (0007, 0008)
+    noisy_cv: float = 0.01  # relative sd of a trial's value at or above which measurements count as noisy
+    thompson_share: float = 0.5  # under noise, this share of suggestions (a seeded coin) are Thompson samples
+    ts_max: int = 2000  # a Thompson sample over at most this many candidates (a Cholesky of ts_max²)
+    # line probes (0011)
+    line_probes: bool = True
+    probe_every: int = 6  # from prior_after trials, every 6th suggestion is a line probe
+    probe_gap: float = 0.125  # ... into an unmeasured gap wider than this share of a knob's range
+    probe_line: float = 0.1  # ... on the line through the incumbent: other ordered knobs within this share
+    probe_length_scale: float = 1.0  # ... along a knob whose fitted length scale exceeds its range
+    # recommendation
+    rerank_top: int = 5  # rank_trials re-ranks the best-observed few by posterior mean
+    model_candidate: bool = True  # noisy large spaces: the model names the last candidate (0013)
