@@ -80,9 +80,9 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option("--max-runs", type=click.IntRange(min=1), default=None, metavar="N",
               help="Benchmark runs for the whole session, every run counted: baseline, trials, confirmation, "
                    "ablation (default: tune.max_runs; A-Tune's iterations). Refused when too small to confirm.")
-@click.option("--intensify/--no-intensify", default=None,
-              help="One run per trial; only one whose mean beats the best so far is re-measured, up to --repeats "
-                   "runs (default: on with --max-runs; off: every trial runs --repeats times).")
+@click.option("--one-run/--fixed-repeats", "one_run", default=None,
+              help="One run per trial, the model weighing the noise (default with --max-runs), or --repeats runs "
+                   "for every trial (the default without).")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Run the trials in K local `hone worker` processes (no system knobs; see hone worker).")
 @click.option("--json", "json_path", metavar="FILE", help="Write the result as JSON (- = stdout).")
@@ -91,7 +91,7 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int | None, sampler: str | None,
              storage: str | None, study_name: str | None, resume: bool, apply_best: bool, pareto: bool,
              repeats: int | None, confirm_rounds: int | None, top_k: int | None, ablation: bool | None,
-             ablation_rounds: int | None, max_time: float | None, max_runs: int | None, intensify: bool | None,
+             ablation_rounds: int | None, max_time: float | None, max_runs: int | None, one_run: bool | None,
              workers: int, json_path: str | None, html_path: str | None) -> None:
     """Search SPEC's knob space for a configuration that beats the current one.
 
@@ -137,7 +137,7 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
         ablation=t.ablation if ablation is None else ablation,
         ablation_rounds=t.ablation_rounds if ablation_rounds is None else ablation_rounds,
         max_time=t.max_time if max_time is None else max_time,
-        max_runs=max_runs, max_runs_source=source, intensify=intensify,
+        max_runs=max_runs, max_runs_source=source, one_run=one_run,
     )
     metric_units = {m.name: m.unit or "" for m in loaded.spec.metrics}
     started = time.perf_counter()

@@ -1,22 +1,23 @@
 """``hone tune``'s budget in benchmark runs: ``--max-runs`` (A-Tune's ``iterations``).
 
 Users pay per benchmark run, so every run hone starts counts: the baseline's warm-ups and
-repeats, every trial's warm-ups and runs (re-measurements included), the confirmation's and the
+repeats, every trial's warm-ups and runs, the confirmation's and the
 ablation's rounds (each round, warm-up rounds too, runs every arm once). hone never retries a
 failed run; a failed run counts like any other.
 
 Planned up front, before anything runs (like ``--max-time``, :mod:`hone.tune.timebudget`): the
 baseline first; then a reserve for the confirmation, and for the ablation when it fits, of at
-most half of what the baseline leaves — fewer rounds first (never fewer than the paired tests
-need), then no ablation in the reserve, then fewer candidates — and the search gets the rest.
-Before each trial the search stops when that trial's first runs and the reserve would not fit;
-a re-measurement (intensification, :class:`hone.tune.study.Race`) runs only when it leaves the
-reserve whole. The confirmation and the ablation are fitted again to what is really left. A
+most a fifth of the budget (``share``) — fewer rounds first (never fewer than the paired tests
+need), then no ablation in the reserve, then fewer candidates, down to the smallest confirmation
+(one candidate) — and the search gets the rest (docs/decisions/0040-lean-run-budget.md).
+Before each trial the search stops when that trial's runs and the reserve would not fit. The
+confirmation and the ablation are fitted again to what is really left. A
 budget below the baseline + one trial + the smallest confirmation is refused before anything runs.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,8 +39,7 @@ class RunPlan:
     """What the session would run, in benchmark runs."""
 
     baseline: int  # the baseline's warm-ups + repeats (0: the study has it already)
-    trial_first: int  # a trial's runs before any re-measurement (warm-up + 1; warm-up + repeats without racing)
-    trial_most: int  # a trial's runs at most (warm-up + repeats)
+    trial_first: int  # a trial's runs (warm-up + 1 with one run per trial, else warm-up + repeats)
     confirm_arms: int  # the candidates and the baseline; 0: no confirmation
     confirm_rounds: int
     ablation_arms: int  # leave-one-out arms at most (every knob changed, + the winner); 0: none
@@ -57,8 +57,9 @@ class RunPlan:
 class RunBudget:
     """Counts every benchmark run by phase and, with ``max_runs``, keeps the session within it."""
 
-    def __init__(self, max_runs: int | None, source: str = "--max-runs") -> None:
+    def __init__(self, max_runs: int | None, source: str = "--max-runs", share: float = 0.2) -> None:
         self.max_runs = max_runs
+        self.share = share  # of max_runs, at most, for the confirmation (and the ablation) reserve
         self.source = source  # where the budget was given, for the error that refuses it
         self.spent = dict.fromkeys(PHASES, 0)
         self.phase = "baseline"
@@ -121,9 +122,6 @@ class RunBudget:
         expected = min(plan.trials, self.search_runs // plan.trial_first)
         search = f"search ≤ {self.search_runs} (~{expected} trial{_s(expected)} of {plan.trial_first} run" \
                  f"{_s(plan.trial_first)}"
-        if plan.trial_most > plan.trial_first:
-            more = plan.trial_most - plan.trial_first
-            search += f", one whose mean beats the incumbent's re-measured up to {more} more time{_s(more)}"
         parts = ([f"baseline {plan.baseline}"] if plan.baseline else []) + [search + ")"]
         if self.confirm_arms:
             parts.append(f"confirmation {plan.confirm_runs(self.confirm_rounds, self.confirm_arms)} "
@@ -134,6 +132,18 @@ class RunBudget:
                          if self.ablation_reserved else "ablation only if the runs left allow it")
         return f"≤ {self.max_runs} benchmark runs (--max-runs): {', '.join(parts)}"
 
+    def replan(self, **changes: int) -> None:
+        """Plan again with ``changes`` to the plan (fields of :class:`RunPlan`), after the baseline
+        showed what a trial needs; the runs already spent stay spent. Nothing without a budget."""
+        if self.plan is None:
+            return
+        plan = dataclasses.replace(self.plan, **changes)
+        if self.max_runs is None:
+            self.plan = plan
+            self.confirm_arms = plan.confirm_arms
+            return
+        self.begin(plan)
+
     def _reserve_for(self, arms: int, rounds: int, ablation: bool) -> int:
         plan = self.plan
         assert plan is not None
@@ -143,21 +153,21 @@ class RunBudget:
         return runs
 
     def _plan_reserve(self) -> None:
-        """The confirmation's (and the ablation's) reserve: within half of what the baseline
-        leaves when possible — fewer rounds, then no ablation, then fewer candidates."""
+        """The confirmation's (and the ablation's) reserve: within ``share`` of the budget when
+        possible — fewer rounds, then no ablation, then fewer candidates."""
         plan = self.plan
         assert plan is not None and self.max_runs is not None
         if not plan.confirm_arms:
             self.reserve, self.ablation_reserved = 0, False
             return
-        half = (self.max_runs - plan.baseline) // 2
+        cap = int(self.share * self.max_runs)
         top = max(plan.confirm_rounds, plan.ablation_rounds, MIN_ROUNDS)
         options = ([(plan.confirm_arms, r, True) for r in range(top, MIN_ROUNDS - 1, -1)] if plan.ablation_arms
                    else [])
         options += [(plan.confirm_arms, r, False) for r in range(max(plan.confirm_rounds, MIN_ROUNDS),
                                                                  MIN_ROUNDS - 1, -1)]
         options += [(a, MIN_ROUNDS, False) for a in range(plan.confirm_arms - 1, 1, -1)]
-        arms, rounds, ablation = next((o for o in options if self._reserve_for(*o) <= half), (2, MIN_ROUNDS, False))
+        arms, rounds, ablation = next((o for o in options if self._reserve_for(*o) <= cap), (2, MIN_ROUNDS, False))
         self.confirm_arms, self.confirm_rounds = arms, min(max(plan.confirm_rounds, MIN_ROUNDS), rounds)
         self.ablation_reserved = ablation
         self.reserve = self._reserve_for(arms, rounds, ablation)
@@ -170,11 +180,12 @@ class RunBudget:
                     if self.confirm_rounds < max(plan.confirm_rounds, MIN_ROUNDS) else "",
                     "the ablation not reserved (it runs only if the runs left allow it)"
                     if plan.ablation_arms and not ablation else ""]
+            pct = f"{100 * self.share:g}%"
             self.cuts.append(f"--max-runs {self.max_runs}: {', '.join(w for w in what if w)} (all would take "
-                             f"{full} of the {self.max_runs - plan.baseline} runs the baseline leaves; the search keeps"
-                             " at least half)" if self.reserve <= half else
+                             f"{full} runs; the confirmation gets at most {pct} of the budget, the search the rest)"
+                             if self.reserve <= cap else
                              f"--max-runs {self.max_runs}: the smallest confirmation ({self.reserve} runs) takes more "
-                             "than half of the runs the baseline leaves")
+                             f"than {pct} of the budget")
 
     # ---------------------------------------------------------------- the search
 
@@ -197,11 +208,6 @@ class RunBudget:
         self.stopped = (f"the next trial ({self.plan.trial_first} run{_s(self.plan.trial_first)}) and the runs kept "
                         f"for what follows ({self.reserve}) would not fit in the {left} --max-runs leaves")
         return True
-
-    def may_remeasure(self) -> bool:
-        """One more run of the current trial keeps the reserve whole."""
-        left = self.left()
-        return left is None or left - self.reserve >= 1
 
     # ---------------------------------------------------------------- after the search
 

@@ -10,14 +10,11 @@ separate functions so ``hone worker`` (several machines on one study) can reuse 
   marked FAIL ("interrupted") and their params re-enqueued: nothing lost, nothing counted
   twice;
 * :func:`run_trials` — ask → apply (journaled) → benchmark → tell, until the study holds
-  ``budget`` finished trials (interrupted ones do not count);
-* :class:`Race` — under a run budget, one run per trial and more only for a configuration
-  that could be the incumbent (intensification, as in SMAC).
+  ``budget`` finished trials (interrupted ones do not count).
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import socket
@@ -147,11 +144,10 @@ def recover_interrupted(study: optuna.Study) -> list[int]:
 
 
 def measure(loaded: LoadedSpec, configurator: Configurator, values: dict[str, Scalar], *, repeats: int,
-            warmup: int, on_run: Callable[[], None] | None = None,
-            more: Callable[[list[Measurement]], bool] | None = None) -> list[Measurement]:
-    """Apply ``values`` (journaled) and run warm-ups (discarded) then ``repeats`` runs, and
-    after them one more at a time while ``more(runs)`` says so. Stops at the first failed
-    run: one failure makes the configuration unusable. ``on_run()`` follows every run."""
+            warmup: int, on_run: Callable[[], None] | None = None) -> list[Measurement]:
+    """Apply ``values`` (journaled) and run warm-ups (discarded) then ``repeats`` runs. Stops at
+    the first failed run: one failure makes the configuration unusable. ``on_run()`` follows
+    every run."""
     ctx = configurator.apply(values)
 
     def once() -> Measurement:
@@ -165,7 +161,7 @@ def measure(loaded: LoadedSpec, configurator: Configurator, values: dict[str, Sc
         if not m.ok:
             return [m]
     runs: list[Measurement] = []
-    while len(runs) < repeats or (more is not None and runs and more(runs)):
+    while len(runs) < repeats:
         m = once()
         runs.append(m)
         if not m.ok:
@@ -231,41 +227,6 @@ def record_trial_noise(study: optuna.Study, baseline: dict[str, Any], objective:
     return value
 
 
-@dataclass
-class Race:
-    """Intensification under a run budget: every trial starts with one run; while the mean of
-    its runs beats the incumbent's it gets one more, up to ``runs`` (as many as the incumbent
-    has), if ``allow()`` (the budget) has a run for it. The incumbent is the best feasible
-    configuration measured ``runs`` times, the baseline (``baseline``: its objective value)
-    included. A worse mean ends the re-measuring, as SMAC rejects a challenger."""
-
-    objective: Objective
-    runs: int
-    baseline: float
-    allow: Callable[[], bool] = lambda: True
-
-    def incumbent(self, study: optuna.Study) -> float:
-        best = self.baseline
-        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-            if (len(t.user_attrs.get("runs", [])) >= self.runs and t.values
-                    and all(c <= 0 for c in t.user_attrs.get(ATTR_CONSTRAINTS, []))
-                    and self.objective.better(float(t.values[0]), best)):
-                best = float(t.values[0])
-        return best
-
-    def more(self, incumbent: float, runs: list[Measurement]) -> bool:
-        """Whether a trial with these runs (all successful) gets one more."""
-        if len(runs) >= self.runs:
-            return False
-        means = run_means(runs)
-        try:
-            value = self.objective.values(means)[0]
-            feasible = all(c <= 0 for c in self.objective.constraints(means))
-        except (KeyError, ValueError):  # a metric missing from the runs: not a contender
-            return False
-        return feasible and self.objective.better(value, incumbent) and self.allow()
-
-
 def run_trials(
     study: optuna.Study,
     loaded: LoadedSpec,
@@ -279,7 +240,6 @@ def run_trials(
     on_trial: Callable[[TrialOutcome], None] | None = None,
     spec_text: str | None = None,
     should_stop: Callable[[], bool] | None = None,
-    race: Race | None = None,
     on_run: Callable[[], None] | None = None,
 ) -> None:
     """Run trials until ``study`` holds ``budget`` finished ones (any worker's count).
@@ -288,8 +248,7 @@ def run_trials(
     timed-out or unparsable run, or a knob the system refuses, fails the trial with its
     reason in ``fail_reason``; the loop goes on. Ctrl-C/SIGTERM fails the running trial as
     interrupted, re-enqueues its params and re-raises (callers restore the knobs).
-    ``should_stop()``, asked before each trial, ends the loop early (a time or run budget).
-    With ``race`` each trial starts with one run instead of ``repeats`` (:class:`Race`);
+    ``should_stop()``, asked before each trial, ends the loop early (a time or run budget);
     ``on_run()`` follows every benchmark run."""
     host, pid = socket.gethostname(), os.getpid()
     spec_text = spec_text if spec_text is not None else loaded.path.read_text()
@@ -302,12 +261,7 @@ def run_trials(
         trial.set_user_attr("config", config)
         try:
             try:
-                if race is None:
-                    runs = measure(loaded, configurator, config, repeats=repeats, warmup=warmup, on_run=on_run)
-                else:
-                    incumbent = race.incumbent(study)
-                    runs = measure(loaded, configurator, config, repeats=1, warmup=warmup, on_run=on_run,
-                                   more=functools.partial(race.more, incumbent))
+                runs = measure(loaded, configurator, config, repeats=repeats, warmup=warmup, on_run=on_run)
             except HoneError as exc:  # a knob refused the value, a prepare hook failed …
                 runs = []
                 reason: str | None = exc.message

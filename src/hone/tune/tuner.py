@@ -49,7 +49,6 @@ from hone.tune.storage import mask_url, prepare_storage
 from hone.tune.study import (
     ATTR_BASELINE,
     ATTR_SPEC,
-    Race,
     TrialOutcome,
     constraints_from_attrs,
     ensure_baseline,
@@ -62,6 +61,7 @@ from hone.tune.study import (
 from hone.tune.timebudget import MIN_ROUNDS, Plan, TimeBudget
 
 TUNE_FORMAT = "hone-tune/2"
+EXACT_CV = 0.01  # the baseline's runs within 1% of each other (CV): a benchmark that repeats exactly
 KEEP = "keep the current configuration"
 
 
@@ -90,7 +90,9 @@ class TuneSettings:
     max_time: float | None = None  # seconds for the whole session (hone.tune.timebudget)
     max_runs: int | None = None  # benchmark runs for the whole session (hone.tune.runbudget)
     max_runs_source: str = "--max-runs"  # where max_runs was given (FILE:LINE: tune.max_runs …), for errors
-    intensify: bool | None = None  # one run per trial, more for contenders (study.Race); default: with max_runs
+    one_run: bool | None = None  # one run per trial, the model weighs the noise; default: with max_runs
+    exact_aware: bool = True  # runs that repeat exactly (EXACT_CV): one per trial, only the best confirmed
+    confirm_share: float = 0.2  # --max-runs: the confirmation's (and ablation's) reserve, at most this share
 
 
 class TrialWorkers(Protocol):
@@ -259,12 +261,12 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     seed = settings.seed
     repeats = settings.repeats or spec.benchmark.repeats
     warmup = spec.benchmark.warmup if settings.warmup is None else settings.warmup
-    intensify = (settings.max_runs is not None if settings.intensify is None else settings.intensify) \
+    one_run = (settings.max_runs is not None if settings.one_run is None else settings.one_run) \
         and objective.mode != "pareto"
     # --max-runs: planned, and a too small one refused, before anything runs
-    runs = RunBudget(settings.max_runs, settings.max_runs_source)
+    runs = RunBudget(settings.max_runs, settings.max_runs_source, share=settings.confirm_share)
     if not settings.resume:
-        _begin_runs(runs, settings, space, warmup, repeats, intensify, fresh=True, done=0, phase=phase)
+        _begin_runs(runs, settings, space, warmup, repeats, one_run, fresh=True, done=0, phase=phase)
     trials_cap = settings.trials  # what the sampler plans its random starts on
     if runs.search_runs is not None and runs.plan is not None:
         trials_cap = max(1, min(settings.trials, runs.search_runs // runs.plan.trial_first))
@@ -288,7 +290,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         journal = Journal()
         study = open_study(storage, name, objective, sampler, create=not settings.resume, spec_name=spec.name or "")
         if settings.resume:
-            _begin_runs(runs, settings, space, warmup, repeats, intensify,
+            _begin_runs(runs, settings, space, warmup, repeats, one_run,
                         fresh=not study.user_attrs.get(ATTR_BASELINE), done=len(finished_trials(study)), phase=phase)
             restored = _restore_leftovers(study, journal)
             if restored:
@@ -313,21 +315,29 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             baseline = ensure_baseline(study, loaded, configurator, repeats=repeats, warmup=warmup, on_run=runs.count)
             clock.note_baseline(baseline, clock.elapsed() - mark if fresh else None, warmup)
             objective.baseline = {k: float(v) for k, v in baseline["means"].items()}
-            trial_runs = 1 if intensify else repeats  # what one trial's value is the mean of, mostly
+            trial_runs = 1 if one_run else repeats  # what one trial's value is the mean of, mostly
             noise = record_trial_noise(study, baseline, objective, repeats, trial_runs)
             if noise is not None and isinstance(sampler, HoneGPSampler) and sampler.noisy(study):
                 phase("noise", f"~{100 * noise:.1f}% per trial (baseline CV/√{trial_runs}): half the GP's"
                       " suggestions are Thompson samples")
+            top_k = settings.top_k
+            if exact_runs(settings, noise, trial_runs):
+                # repeats decide nothing when runs repeat exactly: one run a trial, only the best confirmed
+                repeats, trial_runs, one_run, top_k = 1, 1, False, 1
+                phase("noise", f"the baseline's runs repeat within {100 * EXACT_CV:g}%: one run per trial, only"
+                      " the best configuration confirmed")
+                runs.replan(trial_first=warmup + 1,
+                            confirm_arms=min(runs.plan.confirm_arms, 2) if runs.plan else 0)
+                _say_cuts(runs, phase)
             budget = runs.trials_cap(len(finished_trials(study)))  # the study's trials at most
-            plan = _plan(settings, study, space, warmup, repeats, intensify=intensify, budget=budget,
-                         top_k=runs.confirm_arms - 1 if runs.max_runs is not None else None)
+            plan = _plan(settings, study, space, warmup, repeats, one_run=one_run, budget=budget,
+                         top_k=runs.confirm_arms - 1 if runs.max_runs is not None else top_k)
             phase("estimate", clock.begin(plan))
             _say_cuts(clock, phase)
             phase("trials", f"study {name!r} in {mask_url(storage)}: {budget - plan.done} trials"
                   + (" at most" if runs.max_runs is not None else "") + f", sampler {settings.sampler}"
                   + (f", {workers} workers" if workers > 1 else "")
-                  + (f"; one run each, one that beats the incumbent re-measured up to {repeats} runs"
-                     if intensify and repeats > 1 else ""))
+                  + ("; one run each (the model weighs the noise)" if one_run and repeats > 1 else ""))
             if events.on_trials:
                 events.on_trials(budget)
             runs.phase = "search"
@@ -336,18 +346,17 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                                      seed=seed,
                                      on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
             else:
-                race = Race(objective, repeats, objective.values(objective.baseline)[0],
-                            allow=runs.may_remeasure) if intensify else None
-                run_trials(study, loaded, configurator, space, objective, budget=budget, repeats=repeats,
+                run_trials(study, loaded, configurator, space, objective, budget=budget,
+                           repeats=1 if one_run else repeats,
                            warmup=warmup, should_stop=lambda: runs.stop_search() or clock.stop_search(),
-                           race=race, on_run=runs.count,
+                           on_run=runs.count,
                            on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
             clock.end_search()
             for why in (clock.stopped, runs.stopped):
                 if why:
                     phase("budget", f"search stopped after {len(finished_trials(study)) - plan.done} of "
                           f"{budget - plan.done} trials: {why}")
-            top_k = min(settings.top_k, runs.confirm_arms - 1) if runs.max_runs is not None else settings.top_k
+            top_k = min(top_k, runs.confirm_arms - 1) if runs.max_runs is not None else top_k
             candidates = pick_candidates(study, objective, max(1, top_k),
                                          model=sampler if isinstance(sampler, HoneGPSampler) else None)
             confirmations: list[Confirmation] = []
@@ -401,8 +410,17 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     return result
 
 
+def exact_runs(settings: TuneSettings, noise: float | None, trial_runs: int) -> bool:
+    """Do the baseline's runs repeat within :data:`EXACT_CV` (a deterministic benchmark: counted
+    instructions, a simulator, a replayed table)? Then a second run of a configuration decides
+    nothing (docs/decisions/0019-exact-runs.md). Only for trials run by this process."""
+    if not settings.exact_aware or settings.workers or noise is None:
+        return False
+    return noise * math.sqrt(trial_runs) < EXACT_CV
+
+
 def _plan(settings: TuneSettings, study: optuna.Study, space: SearchSpace, warmup: int, repeats: int, *,
-          intensify: bool = False, budget: int | None = None, top_k: int | None = None) -> Plan:
+          one_run: bool = False, budget: int | None = None, top_k: int | None = None) -> Plan:
     """The work left after the baseline, for the estimate and --max-time; the ablation is
     counted at its largest (every knob changed). ``top_k``: the candidates the run budget
     leaves room for."""
@@ -411,7 +429,7 @@ def _plan(settings: TuneSettings, study: optuna.Study, space: SearchSpace, warmu
     knobs = len(space.distributions)
     top_k = settings.top_k if top_k is None else max(1, min(top_k, settings.top_k))
     budget = settings.trials if budget is None else budget
-    return Plan(trials=max(0, budget - done), runs_per_trial=warmup + (1 if intensify else repeats),
+    return Plan(trials=max(0, budget - done), runs_per_trial=warmup + (1 if one_run else repeats),
                 confirm_arms=top_k + 1 if confirm else 0, confirm_rounds=confirm,
                 ablation_arms=knobs + 1 if settings.ablation and confirm and knobs >= 2 else 0,
                 ablation_rounds=max(settings.ablation_rounds or confirm, MIN_ROUNDS),
@@ -419,13 +437,13 @@ def _plan(settings: TuneSettings, study: optuna.Study, space: SearchSpace, warmu
 
 
 def _begin_runs(runs: RunBudget, settings: TuneSettings, space: SearchSpace, warmup: int, repeats: int,
-                intensify: bool, *, fresh: bool, done: int, phase: Callable[[str, str], None]) -> None:
+                one_run: bool, *, fresh: bool, done: int, phase: Callable[[str, str], None]) -> None:
     """Plan the run budget (a HoneError when it is too small) and say the plan."""
     confirm = settings.confirm_rounds > 0
     knobs = len(space.distributions)
     line = runs.begin(RunPlan(
-        baseline=warmup + repeats if fresh else 0, trial_first=warmup + (1 if intensify else repeats),
-        trial_most=warmup + repeats, confirm_arms=settings.top_k + 1 if confirm else 0,
+        baseline=warmup + repeats if fresh else 0, trial_first=warmup + (1 if one_run else repeats),
+        confirm_arms=settings.top_k + 1 if confirm else 0,
         confirm_rounds=max(settings.confirm_rounds, MIN_ROUNDS),
         ablation_arms=knobs + 1 if settings.ablation and confirm and knobs >= 2 else 0,
         ablation_rounds=max(settings.ablation_rounds or settings.confirm_rounds, MIN_ROUNDS),

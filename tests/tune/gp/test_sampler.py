@@ -512,3 +512,46 @@ def test_the_model_names_the_last_candidate_in_noisy_large_spaces():
     assert picked(_lucky_study(noisy=False), HoneGPSampler(seed=0)) == by_value
     assert picked(study, HoneGPSampler(seed=0, model_candidate=False)) == by_value
     assert picked(study, HoneGPSampler(seed=0, enumerate_limit=64**3)) == by_value
+
+
+# -- the objective's scale: a few catastrophic values ----------------------------------------------
+
+CLIFF = {"x": IntDistribution(0, 40), "y": IntDistribution(0, 40)}
+
+
+def _cliff_score(p: dict) -> float:
+    """A weighted %-change score (maximised; negative values, so no log): a smooth hill with its
+    top at (27, 17), and a corner where every configuration is catastrophic, 1000× worse."""
+    if p["x"] + p["y"] >= 50:
+        return -50000.0
+    return 20 - ((p["x"] - 27) ** 2 + (p["y"] - 17) ** 2) / 10
+
+
+def _best_after(sampler: HoneGPSampler, trials: int = 30) -> float:
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    for _ in range(trials):
+        t = study.ask(CLIFF)
+        study.tell(t, _cliff_score(t.params))
+    return study.best_value
+
+
+def test_a_few_catastrophic_values_do_not_flatten_the_model():
+    # hone's default output warp finds the top in 30 trials on every seed ...
+    assert [_best_after(HoneGPSampler(seed=s)) for s in range(6)] == [20.0] * 6
+    # ... where a model of the values themselves, flattened by the catastrophes, mostly does not
+    linear = [_best_after(HoneGPSampler(seed=s, warp="linear")) for s in range(6)]
+    assert sum(v < 20.0 for v in linear) >= 3
+
+
+def test_failed_trials_enter_the_model_beyond_the_worst_value():
+    study = optuna.create_study(sampler=HoneGPSampler(seed=0))
+    dists = {"x": IntDistribution(0, 9)}
+    for x, v in [(1, 3.0), (2, 2.0), (3, 1.0)]:
+        study.add_trial(create_trial(params={"x": x}, distributions=dists, value=v))
+    study.add_trial(create_trial(params={"x": 9}, distributions=dists, state=TrialState.FAIL))
+    sampler = study.sampler
+    cols = columns(dists)
+    levels, y, n_done = sampler._observations(study, study.trials, cols, with_running=False)
+    assert n_done == 3 and len(y) == 4 and levels[-1][0] == 9 and y[-1] > y[:3].max()
+    off = HoneGPSampler(seed=0, failed_as_worst=False)
+    assert len(off._observations(study, study.trials, cols, with_running=False)[1]) == 3

@@ -43,7 +43,21 @@ def random_search(problem: Problem, seed: int, budget: int, noise: float) -> Tra
     return configs, [observe(c) for c in configs]
 
 
-ANCHORS: dict[str, Callable[[Problem, int, int, float], Trace]] = {"random": random_search}
+def _hone_search(problem: Problem, seed: int, budget: int, noise: float) -> Trace:
+    from .hone_engine import search_only
+
+    return search_only(problem, seed, budget, noise)
+
+
+def _hone_search_ts(problem: Problem, seed: int, budget: int, noise: float) -> Trace:
+    from .hone_engine import search_only
+
+    return search_only(problem, seed, budget, noise, {"gp.thompson_share_exact": 0.5})
+
+
+ANCHORS: dict[str, Callable[[Problem, int, int, float], Trace]] = {"random": random_search,
+                                                                    "hone-search": _hone_search,
+                                                                    "hone-search-ts": _hone_search_ts}
 
 
 def run(name: str, problem: Problem, seed: int, budgets: list[int], noise: float) -> dict[int, Outcome]:

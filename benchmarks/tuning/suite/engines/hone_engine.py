@@ -9,7 +9,7 @@ study storage (Optuna's in-memory storage instead of SQLite). The recommendation
 ``hone tune`` would apply: the ablated winner, or the baseline kept.
 
 Settings (``hone:key=value,…`` on the runner's command line) are TuneSettings fields
-(``repeats``, ``confirm_rounds``, ``top_k``, ``ablation``, ``intensify``, ``sampler``) or fields
+(``repeats``, ``confirm_rounds``, ``top_k``, ``ablation``, ``one_run``, ``sampler``) or fields
 of hone's GP settings (``gp.NAME=value``, :class:`hone.tune.gp.GPSettings`), registered as a
 sampler of their own.
 """
@@ -84,7 +84,8 @@ def simulated(problem: Problem, seed: int, noise: float, runs: list[Config]) -> 
         yield
 
 
-SETTINGS = {"repeats", "confirm_rounds", "top_k", "ablation", "intensify", "sampler"}
+SETTINGS = {"repeats", "confirm_rounds", "top_k", "ablation", "one_run", "sampler", "exact_aware",
+            "confirm_share"}
 
 
 def run(problem: Problem, seed: int, budget: int, noise: float, settings: dict[str, Any] | None = None) -> Outcome:
@@ -115,7 +116,8 @@ def run(problem: Problem, seed: int, budget: int, noise: float, settings: dict[s
                           confirm_rounds=int(settings.get("confirm_rounds", t.confirm)),
                           top_k=int(settings.get("top_k", t.top_k)),
                           ablation=bool(settings.get("ablation", t.ablation)), max_runs=budget,
-                          intensify=settings.get("intensify"))
+                          one_run=settings.get("one_run"), exact_aware=bool(settings.get("exact_aware", True)),
+                          confirm_share=float(settings.get("confirm_share", 0.2)))
         variant = {"suite-gp": gp_factory(GPSettings(**gp_kwargs))} if gp_kwargs else {}
         with mock.patch.dict(os.environ, env), simulated(problem, seed, noise, runs), \
                 mock.patch.dict(SAMPLERS, variant):
@@ -125,3 +127,38 @@ def run(problem: Problem, seed: int, budget: int, noise: float, settings: dict[s
     return Outcome(recommended=problem.default | rec_cfg if rec is not None else None, runs=len(runs),
                    trials=result.trials, seconds=time.process_time() - started,
                    evaluated=[problem.default | c for c in runs])
+
+
+def search_only(problem: Problem, seed: int, budget: int, noise: float,
+                settings: dict[str, Any] | None = None) -> tuple[list[Config], list[float]]:
+    """hone's GP sampler as a plain search (no baseline, no confirmation): every evaluation one
+    noisy run, as the anchors run — to tell the search's share of hone's result from the budget's."""
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+
+    from engines.anchors import observer
+    from hone.tune.gp import ATTR_NOISE_CV, GPSettings, HoneGPSampler
+
+    dists: dict[str, Any] = {}
+    for k in problem.knobs:
+        if k.kind == "int":
+            dists[k.name] = IntDistribution(int(k.low), int(k.high), log=k.log)
+        elif k.kind == "float":
+            dists[k.name] = FloatDistribution(k.low, k.high, log=k.log)
+        elif k.kind == "ordinal":
+            dists[k.name] = IntDistribution(0, len(k.values) - 1)
+        else:
+            dists[k.name] = CategoricalDistribution(list(k.values))
+    observe = observer(problem, seed, noise)
+    gp = GPSettings(**{k[3:]: v for k, v in (settings or {}).items() if k.startswith("gp.")})
+    sampler = HoneGPSampler(seed=seed, settings=gp, n_startup_trials=5)  # hone tune's starts at these budgets
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    study.set_user_attr(ATTR_NOISE_CV, noise)
+    configs, scores = [], []
+    for _ in range(budget):
+        t = study.ask(dists)
+        cfg = {k.name: (k.values[t.params[k.name]] if k.kind == "ordinal" else t.params[k.name]) for k in problem.knobs}
+        v = observe(cfg)
+        study.tell(t, v)
+        configs.append(cfg)
+        scores.append(v)
+    return configs, scores

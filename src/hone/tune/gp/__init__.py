@@ -25,7 +25,8 @@ are handed to the ``fallback`` sampler.
 from hone.tune.gp.acquisition import log_expected_improvement
 from hone.tune.gp.candidates import trust_region_length
 from hone.tune.gp.encoding import Column, columns, enumerable, model_columns
-from hone.tune.gp.sampler import ATTR_INTERRUPTED, ATTR_NOISE_CV, HoneGPSampler
+from hone.tune.gp.model import ATTR_INTERRUPTED
+from hone.tune.gp.sampler import ATTR_NOISE_CV, HoneGPSampler
 from hone.tune.gp.settings import GPSettings
 
 __all__ = ["ATTR_INTERRUPTED", "ATTR_NOISE_CV", "Column", "GPSettings", "HoneGPSampler", "columns", "enumerable",

@@ -18,17 +18,45 @@ from hone.tune.gp.encoding import Column, encode, enumerable
 from hone.tune.gp.settings import GPSettings
 
 Data = tuple[np.ndarray, np.ndarray]  # rows of levels, y (minimised, standardised)
+ATTR_INTERRUPTED = "hone_interrupted"  # = hone.tune.study.ATTR_INTERRUPTED: a trial that did not fail on its own
 
 
-def observations(trials: Sequence[FrozenTrial], cols: list[Column], *, sign: float, log: bool,
+WARPS = ("log", "linear", "yeo-johnson", "rank", "log-rank")
+
+
+def warp_values(raw: np.ndarray, sign: float, warp: str) -> np.ndarray:
+    """Objective values → the model's y (minimised, standardised). ``log``: log y when every
+    value is positive, else linear; ``linear``: y itself; ``yeo-johnson``: a Yeo-Johnson power
+    transform fitted to the values (as HEBO does), which pulls a long tail of catastrophic
+    values in; ``rank``: normal scores of the ranks (only the order counts); ``log-rank``: log
+    when every value is positive, else ranks."""
+    if warp not in WARPS:
+        raise ValueError(f"unknown output warp {warp!r} (expected one of {', '.join(WARPS)})")
+    positive = bool(np.all(raw > 0))
+    y = sign * np.log(raw) if warp in ("log", "log-rank") and positive else sign * raw
+    if warp == "rank" or (warp == "log-rank" and not positive):
+        from scipy.stats import norm, rankdata
+
+        y = norm.ppf((rankdata(y) - 0.5) / len(y))
+    elif warp == "yeo-johnson" and len(y) > 2 and y.std() > 0:
+        from scipy.stats import yeojohnson
+
+        z = (y - y.mean()) / y.std()  # scale first: the transform's λ search is stable on unit scale
+        y = yeojohnson(z)[0]
+    return (y - y.mean()) / (y.std() if y.std() > 0 else 1.0)
+
+
+def observations(trials: Sequence[FrozenTrial], cols: list[Column], *, sign: float, warp: str,
                  feasible: Callable[[FrozenTrial], bool], with_running: bool, exclude: int = -1,
-                 extra: Sequence[tuple[dict[str, Any], float]] = ()) -> tuple[np.ndarray, np.ndarray, int] | None:
-    """(levels, y, n_done) for the model: y minimised (``sign`` −1 for a maximised objective) and
-    standardised, log first when every value is positive and ``log``; the first ``n_done`` rows
-    are the completed feasible trials in trial order, then the ``extra`` observations (params,
-    value); then infeasible trials at the worst feasible y and running ones (fleet workers) at the
-    best y so far — a constant liar: no second worker picks the same point. None without a
-    completed feasible trial."""
+                 extra: Sequence[tuple[dict[str, Any], float]] = (),
+                 failed_as_worst: bool = True) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """(levels, y, n_done) for the model: y minimised (``sign`` −1 for a maximised objective),
+    warped (:func:`warp_values`) and standardised; the first ``n_done`` rows are the completed
+    feasible trials in trial order, then the ``extra`` observations (params, value); then
+    infeasible trials — and failed ones (a crash, a timeout: ``failed_as_worst``; not those
+    interrupted by the user) — just beyond the worst feasible y, and running ones (fleet workers)
+    at the best y so far — a constant liar: no second worker picks the same point. None without
+    a completed feasible trial."""
     done, bad, running = [], [], []
     for t in trials:
         if t.number == exclude or not all(c.name in t.params for c in cols):
@@ -37,12 +65,12 @@ def observations(trials: Sequence[FrozenTrial], cols: list[Column], *, sign: flo
             (done if feasible(t) else bad).append(t)
         elif t.state == TrialState.RUNNING and with_running:
             running.append(t)
+        elif t.state == TrialState.FAIL and failed_as_worst and not t.user_attrs.get(ATTR_INTERRUPTED):
+            bad.append(t)
     if not done:
         return None
     raw = np.array([float(t.values[0]) for t in done] + [float(v) for _, v in extra])
-    y = np.log(raw) if log and np.all(raw > 0) else raw
-    y = sign * y
-    y = (y - y.mean()) / (y.std() if y.std() > 0 else 1.0)
+    y = warp_values(raw, sign, warp)
     lies = [float(y.max()) + 0.5] * len(bad) + [float(y.min())] * len(running)
     params = [t.params for t in done] + [p for p, _ in extra] + [t.params for t in bad + running]
     rows = [[c.to_level(p[c.name]) for c in cols] for p in params]
@@ -54,6 +82,15 @@ def refit_rows(n: int, settings: GPSettings) -> int:
     ``refit_every_until``, then the count at the last multiple of ``refit_period``."""
     until, period = settings.refit_every_until, settings.refit_period
     return n if n <= until else n - (n - until) % period
+
+
+def hyper_rows(m: int, most: int) -> np.ndarray:
+    """Which of the first ``m`` rows the kernel's hyperparameters are fitted on: all, or ``most``
+    spread evenly over them. Why: the fit costs ~n²·d per step and dominates a suggestion's
+    time at hundreds of trials and dozens of knobs; length scales settle long before that."""
+    if m <= most:
+        return np.arange(m)
+    return np.unique(np.linspace(0, m - 1, most).round().astype(int))
 
 
 def map_optimizer(sd: float) -> Callable[..., tuple[np.ndarray, float]]:
@@ -105,10 +142,11 @@ class GPModel:
             return self._cache[key]
         n = len(y)
         m = refit_rows(n, self.settings)
-        if m < n:
-            head = y[:m]  # re-standardised and rounded: the same input whatever n is
+        rows = hyper_rows(m, self.settings.fit_max)
+        if m < n or len(rows) < m:
+            head = y[rows]  # re-standardised and rounded: the same input whatever n is
             head = np.round((head - head.mean()) / (head.std() if head.std() > 0 else 1.0), 10)
-            kernel = self._regressor(cols, (levels[:m], head), self.kernel(cols)).kernel_
+            kernel = self._regressor(cols, (levels[rows], head), self.kernel(cols)).kernel_
             gp = self._regressor(cols, data, kernel, optimize=False)
         else:
             gp = self._regressor(cols, data, self.kernel(cols))

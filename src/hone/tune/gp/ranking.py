@@ -35,7 +35,7 @@ def order_by_model(model: GPModel, study: optuna.Study, candidates: Sequence[dic
         return None
     sign = 1.0 if study.direction == StudyDirection.MINIMIZE else -1.0
     with threadpool_limits(1):
-        obs = observations(study.get_trials(deepcopy=False), cols, sign=sign, log=model.settings.log_y,
+        obs = observations(study.get_trials(deepcopy=False), cols, sign=sign, warp=model.settings.warp,
                            feasible=feasible, with_running=False, extra=extra)
         if obs is None or len(obs[1]) < 2:
             return None

@@ -28,13 +28,12 @@ from hone.tune.gp.encoding import (
     to_params,
     unmeasured,
 )
-from hone.tune.gp.model import Data, GPModel, observations
+from hone.tune.gp.model import ATTR_INTERRUPTED, Data, GPModel, observations
 from hone.tune.gp.ranking import order_by_model
 from hone.tune.gp.settings import GPSettings
 
 ConstraintsFunc = Callable[[FrozenTrial], Sequence[float]]
 ATTR_NOISE_CV = "hone_noise_cv"  # study attr: relative sd of one trial's objective value (hone tune sets it)
-ATTR_INTERRUPTED = "hone_interrupted"  # = hone.tune.study.ATTR_INTERRUPTED: a trial that did not fail on its own
 
 
 class HoneGPSampler(BaseSampler):
@@ -97,13 +96,19 @@ class HoneGPSampler(BaseSampler):
         if trial.number < self._n_startup or obs is None or len(obs[1]) < 2:
             levels = cand.startup_point(cols, trial.number, self._n_startup, self._seed, rng, seen, self._failed, s)
             return to_params(cols, levels)
+        if s.random_share and np.random.default_rng([self._seed & 0xFFFFFFFF, trial.number, 0x5EA]).random() \
+                < s.random_share:  # interleaved random configurations (a coin of its own stream)
+            levels = cand.startup_point(cols, self._n_startup, self._n_startup, self._seed, rng, seen, self._failed, s)
+            return to_params(cols, levels)
         if s.line_probes and self._probe_turn(study, trial.number, cols, obs[2]):
             probe = self._line_probe(cols, obs[:2], obs[2], seen)
             if probe is not None:
                 return to_params(cols, probe)
-        thompson = self.noisy(study) and bool(rng.random() < s.thompson_share)
-        if thompson and s.log_y:  # the Thompson half samples a model of y itself
-            obs = self._observations(study, trials, cols, with_running=True, exclude=trial.number, log=False)
+        share = s.thompson_share if self.noisy(study) else s.thompson_share_exact
+        thompson = bool(share) and bool(rng.random() < share)
+        if thompson and s.thompson_warp != s.warp:  # the Thompson half has an output model of its own
+            obs = self._observations(study, trials, cols, with_running=True, exclude=trial.number,
+                                     warp=s.thompson_warp)
         levels = self._ei_argmax(cols, obs[:2], rng, seen, n_done=obs[2], thompson=thompson)
         return to_params(cols, levels)
 
@@ -170,6 +175,15 @@ class HoneGPSampler(BaseSampler):
         order = self.order_by_model(study, [t.params for t in among]) if among else None
         return None if order is None else among[order[0]]
 
+    def single_candidate(self, study: optuna.Study) -> FrozenTrial | None:
+        """The one configuration to confirm under noise: the first of :meth:`rank_trials` (the
+        best observed few re-ranked by the posterior mean); None without noise (the best observed
+        is then the best), when switched off (``model_candidate``) or without a model."""
+        if not (self.settings.model_candidate and self.noisy(study)) or len(study.directions) != 1:
+            return None
+        ranked = self.rank_trials(study)
+        return ranked[0] if ranked else None
+
     def noisy(self, study: optuna.Study) -> bool:
         """Are the measurements noisy (relative sd of a trial's value ≥ ``noisy_cv``)? From
         ``noise_cv``, else the study's :data:`ATTR_NOISE_CV` (``hone tune`` stores it from the
@@ -183,10 +197,11 @@ class HoneGPSampler(BaseSampler):
 
     def _observations(self, study: optuna.Study, trials: list[FrozenTrial], cols: list[Column], *,
                       with_running: bool, exclude: int = -1,
-                      log: bool | None = None) -> tuple[np.ndarray, np.ndarray, int] | None:
+                      warp: str | None = None) -> tuple[np.ndarray, np.ndarray, int] | None:
         sign = 1.0 if study.direction == StudyDirection.MINIMIZE else -1.0
-        return observations(trials, cols, sign=sign, log=self.settings.log_y if log is None else log,
-                            feasible=self._feasible, with_running=with_running, exclude=exclude)
+        return observations(trials, cols, sign=sign, warp=self.settings.warp if warp is None else warp,
+                            feasible=self._feasible, with_running=with_running, exclude=exclude,
+                            failed_as_worst=self.settings.failed_as_worst)
 
     def _probe_turn(self, study: optuna.Study, number: int, cols: list[Column], n_done: int) -> bool:
         """Is trial ``number`` a line probe's turn? Under noise, in spaces too large to enumerate,

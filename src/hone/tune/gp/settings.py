@@ -16,7 +16,9 @@ class GPSettings:
     enumerate_limit: int = 20_000  # discrete spaces up to this size: EI over every configuration
     random_candidates: int = 1000  # larger spaces: uniform EI candidates per suggestion
     # the model
-    log_y: bool = True  # EI's model on log y when every value is positive (0008)
+    warp: str = "log-rank"  # EI's model of y: log when every value is positive, else ranks (model.WARPS; 0041)
+    thompson_warp: str = "rank"  # the Thompson half's (0008, 0041)
+    failed_as_worst: bool = True  # failed trials enter the model just beyond the worst value seen
     noise_floor: float = 1e-6  # WhiteKernel lower bound on standardised y: exact measurements stay exact
     length_scale_max: float = 1e2  # Matérn length scales, in units of each knob's [0, 1] range
     table_length_scale: float | None = 1.0  # ... in enumerable spaces (0009); None = length_scale_max
@@ -24,6 +26,8 @@ class GPSettings:
     prior_after: int = 30  # ... from this many observations on
     refit_every_until: int = 30  # kernel hyperparameters refitted at every n up to this,
     refit_period: int = 5  # ... then at every 5th n
+    fit_max: int = 100  # ... on at most this many of them (model.hyper_rows)
+    random_share: float = 0.0  # this share of the model's suggestions (a seeded coin) are uniform random instead
     # trust region (0006)
     trust_region: bool = True
     tr_candidates: int = 500
@@ -35,6 +39,7 @@ class GPSettings:
     # noise (0007, 0008)
     noisy_cv: float = 0.01  # relative sd of a trial's value at or above which measurements count as noisy
     thompson_share: float = 0.5  # under noise, this share of suggestions (a seeded coin) are Thompson samples
+    thompson_share_exact: float = 0.0  # ... and with exact measurements
     ts_max: int = 2000  # a Thompson sample over at most this many candidates (a Cholesky of ts_max²)
     # line probes (0011)
     line_probes: bool = True
