@@ -1,4 +1,4 @@
-.PHONY: setup demo example-postgresql example-redis example-nginx example-pgo-redis test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-faults lint clean
+.PHONY: setup demo example-postgresql example-redis example-nginx example-pgo-redis example-pgo-nginx test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-faults lint clean
 VENV := .venv
 HONE := $(VENV)/bin/hone
 export PATH := $(CURDIR)/$(VENV)/bin:$(HOME)/.cargo/bin:$(PATH)
@@ -34,7 +34,15 @@ example-nginx:
 example-pgo-redis:
 	@$(SETUP) core pgo examples-redis
 	bash examples/pgo/fetch-sources.sh redis
+	rm -rf build/pgo-redis
 	$(HONE) pgo examples/pgo/redis.yaml --workdir build/pgo-redis --json build/example-pgo-redis.json --markdown build/example-pgo-redis.md
+
+example-pgo-nginx:
+	@$(SETUP) core pgo examples-nginx
+	bash examples/pgo/fetch-sources.sh nginx
+	bash examples/pgo/nginx/setup.sh
+	rm -rf build/pgo-nginx
+	$(HONE) pgo examples/pgo/nginx.yaml --workdir build/pgo-nginx --json build/example-pgo-nginx.json --markdown build/example-pgo-nginx.md
 
 test: setup
 	$(VENV)/bin/ruff check src tests benchmarks

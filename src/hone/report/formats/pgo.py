@@ -39,6 +39,9 @@ class ScenarioProfile(TypedDict):
     # LLVM profiles) and, training as the service, the program's processes hone saw in it.
     profile_writers: NotRequired[int | None]
     server_processes: NotRequired[int | None]
+    # Added within version 1: distinct profiling-runtime error lines in the server's log (training
+    # as the service), null otherwise.
+    profile_errors: NotRequired[int | None]
 
 
 class MergedProfile(TypedDict):
