@@ -69,6 +69,11 @@ class InstrGcc(ProfileMode):
         return self._live(scenario_dir.parent)
 
     def scenario_env(self, scenario_dir: Path) -> dict[str, str]:
+        # Called just before the scenario runs: what the build itself ran (configure's test
+        # programs) wrote is not the scenario's.
+        live = self.write_dir(scenario_dir)
+        shutil.rmtree(live, ignore_errors=True)
+        live.mkdir(parents=True)
         # A GCOV_PREFIX of the user's would be put in front of the compiled-in directory.
         return {"GCOV_PREFIX": "", "GCOV_PREFIX_STRIP": "0"}
 
