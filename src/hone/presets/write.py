@@ -64,7 +64,9 @@ def output_path(name: str, out: str | None) -> Path:
     check_preset_name(name)
     if out is not None:
         return Path(out)
-    return user_dir() / f"{name}{SUFFIX}"
+    directory = user_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory / f"{name}{SUFFIX}"
 
 
 def write_preset(path: Path, text: str, *, force: bool = False) -> None:

@@ -32,7 +32,7 @@ def render_verify(data: dict[str, Any]) -> Group:
             result, style = f"dropped: {dropped[s['name']]['reason']}", "yellow"
         else:
             result, style = f"not measured: {s['status']} ({s['why_status']})", "dim"
-        table.add_row(s["name"], str(s["value"]), "" if s["current"] is None else str(s["current"]), effect,
+        table.add_row(s["name"], str(s["value"]), "(not set)" if s["current"] is None else str(s["current"]), effect,
                       "-" if e is None else e["verdict"], result, style=style)
     whole = data["preset_vs_current"]
     lines = [table,
