@@ -196,7 +196,7 @@ def export_cmd(source: str, sets: tuple[str, ...], spec: str | None, sysctl_d: s
     from hone.run.persist import config_diff_text, header_text, sysctl_d_text, tuned_profile_text, write_output
 
     if sum(x is not None for x in (sysctl_d, config_diff, tuned_dir)) != 1:
-        raise click.UsageError("give one of --sysctl-d FILE, --config-diff FILE or --tuned-profile DIR")
+        raise click.UsageError("give one of --tuned-profile DIR, --sysctl-d FILE or --config-diff FILE")
     if tuned_include is not None and tuned_dir is None:
         raise click.UsageError("--tuned-include goes with --tuned-profile DIR")
     bound = PresetOptions(configs, devices, opt_in)
