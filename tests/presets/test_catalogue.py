@@ -137,3 +137,13 @@ def test_for_classes_finds_presets_by_workload_class_best_fit_first() -> None:
     assert for_classes(["web-server"])[0].name == "nginx"
     with pytest.raises(HoneError, match="unknown workload class 'databases'"):
         for_classes(["databases"])
+
+
+def test_preset_list_shows_the_catalogue(hone) -> None:  # type: ignore[no-untyped-def]
+    res = hone("preset", "list")
+    assert res.code == 0, res.err
+    for name in REQUIRED:
+        assert f"│ {name} " in res.out
+    assert "postgresql.synchronous_commit" in res.out and "(durability)" in res.out
+    only = hone("preset", "list", "--class", "message-queue")
+    assert "│ kafka " in only.out and "│ redis " not in only.out

@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.integration,
 PG = Path("/usr/lib/postgresql/15/bin/postgres")
 SWAPPINESS = Path("/proc/sys/vm/swappiness")
 REASONS = {"no effect", "not shown to matter", "slower with it",
-           "the preset was not shown better than the current configuration"}
+           "its gain did not hold: the kept settings did not beat the current configuration"}
 
 
 @pytest.fixture

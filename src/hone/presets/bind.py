@@ -248,7 +248,7 @@ def _judge(setting: Setting, name: str, model: Any, text: str, current: str | No
         return Planned(setting, name, model, text, current, "held", f"{why}; needs --opt-in {risk}")
     note = ""
     if setting.kind == "file" and setting.spec.restart and getattr(model, "restart", None) is None:
-        note = f"takes effect when the server restarts (--restart {setting.spec.file}=CMD to have hone do it)"
+        note = f"takes effect when the server restarts; --restart {setting.spec.file}=CMD has hone do it"
     return Planned(setting, name, model, text, current, "apply", note)
 
 

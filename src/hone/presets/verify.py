@@ -86,8 +86,8 @@ class Outcome:
             if e.knob in self.kept:
                 continue
             c = e.comparison
-            if e.kept:  # kept by its own ablation, but the set as a whole was not shown better
-                reason = "the preset was not shown better than the current configuration"
+            if e.kept:  # its own comparison held, but the kept set was not shown better than the current one
+                reason = "its gain did not hold: the kept settings did not beat the current configuration"
             elif c.verdict == "slower":
                 reason = "slower with it"
             elif c.verdict == "equivalent":
