@@ -119,6 +119,10 @@ def show_cmd(name: str, configs: tuple[str, ...], restarts: tuple[str, ...], dev
                                "include": preset.include, "settings": [p.to_dict() for p in planned]})
 
 
+def _now(p: Planned) -> str:
+    return "(not set)" if p.current is None else p.current
+
+
 def _service_restart(binding: Binding, loaded: LoadedSpec | None) -> None:
     """``hone preset apply`` runs no service: a file bound through a spec restarts with the
     spec's ``service.restart`` command, or not at all (said per setting)."""
@@ -157,14 +161,14 @@ def apply_cmd(name: str, configs: tuple[str, ...], restarts: tuple[str, ...], de
         return
     if dry_run:
         for p in todo:
-            console.print(f"would set {p.driver.describe()}: {p.current} -> {p.text}"
+            console.print(f"would set {p.driver.describe()}: {_now(p)} -> {p.text}"
                           + (f" ({p.why})" if p.why else ""))
         return
     results = apply_planned(planned, f"hone preset apply {preset.name}")
     for r in results:
         p = r.planned
         if r.ok:
-            console.print(f"{p.driver.describe()}: {p.current} -> {p.text}" + (f" ({p.why})" if p.why else ""))
+            console.print(f"{p.driver.describe()}: {_now(p)} -> {p.text}" + (f" ({p.why})" if p.why else ""))
             if p.setting.risk != "safe":
                 err_console.print(f"warning: {p.name}={p.text} — {p.setting.risk}: {p.setting.spec.why}",
                                   style="yellow")

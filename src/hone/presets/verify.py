@@ -10,6 +10,7 @@ which settings hold the gain. Kept: what the ablation recommends — its minimal
 when that beats the current one, the whole preset when the settings only hold the gain together
 — and nothing when the preset was not shown better. Every dropped setting says why: no
 measurable effect, not shown to matter, or slower with it. Everything is restored at the end.
+Measured: docs/decisions/0020-presets-kept-only-when-measured.md.
 """
 
 from __future__ import annotations
