@@ -47,7 +47,7 @@ from hone.build.plan import NOISE_CFLAGS, NOISE_RUSTFLAGS, BuildPlan
 from hone.build.profiles import MergedProfile, ScenarioProfile
 from hone.build.recipe import Family, Recipe, default_recipe
 from hone.build.scenario import Scenario, run_scenario
-from hone.build.service import ServiceLoad, ServiceRun
+from hone.build.service import SERVER_CPU_PER_OP, ServiceLoad, ServiceRun
 from hone.build.systems import SYSTEMS, BuildFlags, BuildSystem
 from hone.build.toolchain import Compilers, clang_compilers, gcc_compilers, rust_tools
 from hone.build.verify import FlagsNotAppliedError, Verification, check_instrumented, check_profile_use, explain
@@ -588,6 +588,8 @@ class PgoRun:
                 mine = [r for r in rows if r["variant"] == best["variant"]]
                 best["time_ratio_geomean"] = geomean([r["time_ratio"] for r in mine])
                 best["metric_ratio_geomean"] = geomean([r["metrics"][primary]["ratio"] for r in mine])
+                if all(SERVER_CPU_PER_OP in r["metrics"] for r in mine):
+                    best["cpu_per_op_ratio_geomean"] = geomean([r["metrics"][SERVER_CPU_PER_OP]["ratio"] for r in mine])
             best["metric"] = primary
         else:
             best = pick_best(rows, variant_names)

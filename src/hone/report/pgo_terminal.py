@@ -67,11 +67,16 @@ def tables(result: dict[str, Any]) -> list[RenderableType]:
         out.append(Text(f"profile {kind}: {parts}; merged sha256 {prof['sha256'][:12]}"))
     best = result["best"]
     if best.get("variant"):
-        figures = (f"{best['metric']} {_pct(best.get('metric_ratio_geomean'))}, server CPU time"
-                   if best.get("metric") else "time")
+        if best.get("metric"):  # a server: its metric, and its CPU per op (build.cpu_per) or per run
+            per_op = best.get("cpu_per_op_ratio_geomean")
+            figures = (f"{best['metric']} {_pct(best.get('metric_ratio_geomean'))}, server CPU "
+                       + (f"per op {_pct(per_op)}" if per_op is not None else
+                          f"time {_pct(best['time_ratio_geomean'])}"))
+        else:
+            figures = (f"time {_pct(best['time_ratio_geomean'])}, instructions"
+                       f" {_pct(best['instructions_ratio_geomean'])}")
         out.append(Text.assemble((f"best: {best['variant']}", "bold"),
-                                 f" ({figures} {_pct(best['time_ratio_geomean'])}, instructions "
-                                 f"{_pct(best['instructions_ratio_geomean'])} geometric mean) — {best['reason']}"))
+                                 f" ({figures} geometric mean) — {best['reason']}"))
     else:
         out.append(Text(f"best: none — {best['reason']}"))
     if best.get("fewest_instructions"):

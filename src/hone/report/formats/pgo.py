@@ -140,6 +140,8 @@ class Best(TypedDict):
     # pick's geometric-mean ratio of it (``time_ratio_geomean`` is then the server's CPU time).
     metric: NotRequired[str]
     metric_ratio_geomean: NotRequired[Num]
+    # Added within version 1, with build.cpu_per: the pick's server CPU per unit of that metric.
+    cpu_per_op_ratio_geomean: NotRequired[Num]
 
 
 class ServiceInfo(TypedDict):
