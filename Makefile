@@ -1,4 +1,4 @@
-.PHONY: setup demo example-postgresql example-redis example-nginx example-pgo-redis test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-faults lint clean
+.PHONY: setup demo example-postgresql example-redis example-nginx example-pgo-redis example-readahead test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-faults bench-readahead lint clean
 VENV := .venv
 HONE := $(VENV)/bin/hone
 export PATH := $(CURDIR)/$(VENV)/bin:$(HOME)/.cargo/bin:$(PATH)
@@ -36,6 +36,13 @@ example-pgo-redis:
 	bash examples/pgo/fetch-sources.sh redis
 	$(HONE) pgo examples/pgo/redis.yaml --workdir build/pgo-redis --json build/example-pgo-redis.json --markdown build/example-pgo-redis.md
 
+# The adaptive read-ahead controller as the service of a study of its thresholds, on a private
+# loop device (root; a 1 GiB file in build/examples/readahead; ~5 min)
+example-readahead:
+	@$(SETUP) core readahead
+	$(VENV)/bin/python examples/readahead/loopdev.py setup build/examples/readahead
+	$(HONE) tune examples/readahead/hone.yaml --json build/example-readahead.json --html build/example-readahead.html
+
 test: setup
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/python -m pytest -q --durations=25 tests
@@ -65,6 +72,10 @@ bench-pgo:                  # Lua, zstd, a Rust crate, a classic Makefile, Redis
 bench-faults:               # kill -9 at random crash points and moments, then rollback (~5 min; root adds kernel knobs)
 	@$(SETUP) core
 	$(VENV)/bin/python benchmarks/faults.py --minutes 5
+
+bench-readahead:            # adaptive read-ahead vs fixed 128 KB / 1024 KB on a private loop device (root, ~10 min)
+	@$(SETUP) core readahead
+	$(VENV)/bin/python benchmarks/readahead.py
 
 bench-diagnose:
 	@$(SETUP) core diagnose
