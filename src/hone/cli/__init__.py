@@ -39,6 +39,7 @@ _VERBS = {
     "profile": "hone.cli._diagnose",
     "flame": "hone.cli._diagnose",
     "doctor": "hone.cli._diagnose",
+    "analyse": "hone.cli._analyse",
 }
 
 
