@@ -113,7 +113,7 @@ class BioRecorder:
         self.proc.send_signal(signal.SIGINT)
         try:
             _, err = self.proc.communicate(timeout=30)
-        except Exception:  # noqa: BLE001 - a perf that does not stop is killed below
+        except Exception:
             self.proc.kill()
             self.proc.communicate()
             err = b""
