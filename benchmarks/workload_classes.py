@@ -35,6 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+# The load runs this much longer than the observation (hone's start-up on a loaded machine takes
+# seconds) and is stopped when the observation ends.
+LOAD_SLACK_S = 120
 HONE = [str(Path(sys.executable).parent / "hone")]
 
 
@@ -122,7 +125,7 @@ def pg_oltp(work: Path, out: Path, duration: float) -> dict[str, object]:
     with postgres(work) as (proc, port, _):
         base = ["pgbench", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres"]
         subprocess.run([*base, "-i", "-s", "5", "postgres"], check=True, capture_output=True, timeout=300)
-        load = spawn([*base, "-c", "8", "-j", "2", "-T", str(int(duration + 10)), "postgres"])
+        load = spawn([*base, "-c", "8", "-j", "2", "-T", str(int(duration + LOAD_SLACK_S)), "postgres"])
         try:
             time.sleep(3)
             return analyse(["--pid", str(proc.pid), "--duration", str(duration)], out, duration + 120)
@@ -137,7 +140,7 @@ def pg_analytics(work: Path, out: Path, duration: float) -> dict[str, object]:
         query = work / "q.sql"
         query.write_text("SELECT bid, count(*), sum(abalance), avg(length(filler)) FROM pgbench_accounts "
                          "GROUP BY bid;\n")
-        load = spawn([*base, "-n", "-c", "1", "-T", str(int(duration + 10)), "-f", str(query), "postgres"])
+        load = spawn([*base, "-n", "-c", "1", "-T", str(int(duration + LOAD_SLACK_S)), "-f", str(query), "postgres"])
         try:
             time.sleep(3)
             return analyse(["--pid", str(proc.pid), "--duration", str(duration)], out, duration + 120)
@@ -151,7 +154,7 @@ def redis(work: Path, out: Path, duration: float) -> dict[str, object]:
                     "--dir", str(work)])
     try:
         wait_port(port)
-        load = spawn(["timeout", str(int(duration + 20)), "redis-benchmark", "-p", str(port), "-c", "50",
+        load = spawn(["timeout", str(int(duration + LOAD_SLACK_S)), "redis-benchmark", "-p", str(port), "-c", "50",
                       "-n", "100000000", "-t", "set,get", "-q"])
         try:
             time.sleep(3)
@@ -197,7 +200,7 @@ def nginx(work: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
 
 def nginx_small(work: Path, out: Path, duration: float) -> dict[str, object]:
     with nginx(work) as (server, port):
-        load = spawn(["wrk", "-t", "2", "-c", "32", "-d", f"{int(duration + 10)}s", f"http://127.0.0.1:{port}/"])
+        load = spawn(["wrk", "-t", "2", "-c", "32", "-d", f"{int(duration + LOAD_SLACK_S)}s", f"http://127.0.0.1:{port}/"])
         try:
             time.sleep(3)
             return analyse(["--pid", str(server.pid), "--duration", str(duration)], out, duration + 120)
@@ -207,7 +210,7 @@ def nginx_small(work: Path, out: Path, duration: float) -> dict[str, object]:
 
 def nginx_bulk(work: Path, out: Path, duration: float) -> dict[str, object]:
     with nginx(work) as (server, port):
-        load = spawn(["wrk", "-t", "1", "-c", "2", "-d", f"{int(duration + 10)}s",
+        load = spawn(["wrk", "-t", "1", "-c", "2", "-d", f"{int(duration + LOAD_SLACK_S)}s",
                       f"http://127.0.0.1:{port}/big.bin"])
         try:
             time.sleep(3)

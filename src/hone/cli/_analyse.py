@@ -10,7 +10,8 @@ from hone.core.errors import HoneError
 
 
 def analyse(command: list[str], pids: tuple[int, ...], duration: float | None, *, timeout: float,
-            json_path: str | None, mount_tracefs: bool) -> dict:  # type: ignore[type-arg]
+            json_path: str | None, mount_tracefs: bool, env: dict[str, str] | None = None,
+            cwd: str | None = None) -> dict:  # type: ignore[type-arg]
     """Observe, classify, print; returns the hone-analyse/1 document."""
     from hone.diagnose.capabilities import probe_capabilities
     from hone.diagnose.workload import analyse_document, classify, observe_command, observe_pids, observe_system
@@ -32,7 +33,7 @@ def analyse(command: list[str], pids: tuple[int, ...], duration: float | None, *
                           style="yellow")
     if command:
         err_console.print(f"observing {' '.join(command)} until it ends", style="dim")
-        obs = observe_command(command, pmu=caps.pmu, timeout=timeout)
+        obs = observe_command(command, pmu=caps.pmu, timeout=timeout, env=env, cwd=cwd)
     elif pids:
         err_console.print(f"observing pid {', '.join(map(str, pids))} and descendants for {duration or 10:g} s",
                           style="dim")

@@ -14,6 +14,7 @@ from hone.report import benchstat as benchstat_report
 from hone.report import bmf as bmf_report
 from hone.report import csv as csv_report
 from hone.report import (
+    analyse_terminal,
     diagnose_terminal,
     libswap_terminal,
     pgo_markdown,
@@ -55,6 +56,7 @@ RENDERERS: dict[str, dict[str, Callable[[dict[str, Any]], Any]]] = {
     "libswap": {"terminal": libswap_terminal.render},
     "libswap-show": {"terminal": libswap_terminal.render_show},
     "verify": {"terminal": verify_terminal.render},
+    "analyse": {"terminal": analyse_terminal.render},
 }
 
 __all__ = ["RENDERERS", "format_family", "load_result"]

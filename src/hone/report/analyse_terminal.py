@@ -37,6 +37,10 @@ def render(doc: dict[str, Any]) -> Group:
                 parts += [Text(f"     cannot judge {u}") for u in c["unknown"]]
             if g["tells_apart"]:
                 parts.append(Text("   what would tell them apart: " + "; ".join(g["tells_apart"])))
+        for name in g["unconfirmed"]:
+            c = by_name[name]
+            parts.append(Text(f"{g['group']}: {name} cannot be judged here — " + "; ".join(c["unknown"]),
+                              style="dim"))
     if doc["known"]:
         parts.append(Text("known: " + "; ".join(doc["known"])))
     for p in doc.get("presets", []):

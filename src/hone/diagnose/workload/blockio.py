@@ -106,6 +106,14 @@ class BioRecorder:
         self.proc = start_process([self.perf, "record", "-q", "-e", EVENT, "-a", "-o", str(self.out)],
                                   stdout=-3, stderr=-1)  # DEVNULL, PIPE
 
+    def abort(self) -> None:
+        """Stop recording and keep nothing (the window was cut short)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+            finish_process(self.proc)
+        self.proc = None
+
     def stop(self) -> list[Bio]:
         """Stop recording (SIGINT: perf writes its file) and return the bios."""
         if self.proc is None:

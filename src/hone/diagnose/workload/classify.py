@@ -25,12 +25,13 @@ GROUPS = ("service", "resource", "behaviour")
 class GroupVerdict:
     group: str
     decided: str | None
-    candidates: list[str]
+    candidates: list[str]  # fitting classes it could not tell apart
     tells_apart: list[str] = field(default_factory=list)
+    unconfirmed: list[str] = field(default_factory=list)  # classes a missing figure kept from being judged
 
     def to_json(self) -> dict[str, Any]:
         return {"group": self.group, "decided": self.decided, "candidates": self.candidates,
-                "tells_apart": self.tells_apart}
+                "tells_apart": self.tells_apart, "unconfirmed": self.unconfirmed}
 
 
 @dataclass
@@ -84,12 +85,12 @@ class Analysis:
 
 def _group_verdict(group: str, results: list[ClassResult], traits: dict[str, TraitResult]) -> GroupVerdict:
     fits = [r for r in results if r.status == "fits"]
+    unconfirmed = [r.name for r in results if r.status == "candidate"]
     if fits and (len(fits) == 1 or fits[0].score - fits[1].score >= MARGIN - 1e-9):
-        return GroupVerdict(group, fits[0].name, [])
-    pool = fits or [r for r in results if r.status == "candidate"]
-    if not pool:
-        return GroupVerdict(group, None, [])
-    close = [r for r in pool if pool[0].score - r.score < MARGIN]
+        return GroupVerdict(group, fits[0].name, [], unconfirmed=unconfirmed)
+    if not fits:
+        return GroupVerdict(group, None, [], unconfirmed=unconfirmed)
+    close = [r for r in fits if fits[0].score - r.score < MARGIN]
     rules = [CLASSES[r.name] for r in close]
     union = set().union(*(rule.traits() for rule in rules))
     shared = set.intersection(*(rule.traits() for rule in rules))
@@ -98,7 +99,7 @@ def _group_verdict(group: str, results: list[ClassResult], traits: dict[str, Tra
         t = traits[name]
         state = {True: "holds", False: "does not hold", None: "unknown"}[t.holds]
         apart.append(f"{name} ({state}: {t.evidence})")
-    return GroupVerdict(group, None, [r.name for r in close], apart)
+    return GroupVerdict(group, None, [r.name for r in close], apart, unconfirmed)
 
 
 def classify(signals: Signals) -> Analysis:

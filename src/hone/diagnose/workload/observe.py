@@ -34,7 +34,7 @@ from hone.diagnose.workload.signals import Signals
 
 TICK_S = 0.5
 TRACEFS_EVENTS = Path("/sys/kernel/tracing/events")
-SOFTWARE = ["task-clock", "context-switches", "cpu-migrations", "page-faults", "major-faults"]
+SOFTWARE = ["duration_time", "task-clock", "context-switches", "cpu-migrations", "page-faults", "major-faults"]
 PMU = ["instructions", "cycles", "LLC-loads", "LLC-load-misses"]
 # signal → the syscalls whose entry tracepoints are added up for it
 SYSCALL_GROUPS = {
@@ -403,6 +403,14 @@ def _common_end(sig: Signals, s: _Sampler, a: _Machine, b: _Machine) -> None:
     sig.set("memory_pct", mem * 1024 / total * 100 if total and mem is not None else None, "no memory figure")
 
 
+def _perf_window(counters: Mapping[str, Counter], wall: float) -> float:
+    """The window perf counted over (its ``duration_time``: the workload or the sleep alone, not
+    perf's own start-up, which takes a second on a loaded machine), else the wall time around it.
+    /proc figures are deltas over the wall time and come out as much higher."""
+    duration = counters.get("duration_time")
+    return duration.value / 1e9 if duration is not None and duration.value else wall
+
+
 def _ppid(pid: int) -> int | None:
     parsed = procfs.parse_pid_stat(procfs.read_text(f"/proc/{pid}/stat"))
     return parsed[0] if parsed else None
@@ -436,6 +444,16 @@ def _run_window(watch: _Watch, argv: list[str], *, timeout: float, env: Mapping[
     if watch.bios:
         watch.bios.start()
         time.sleep(0.3)  # perf record needs a moment to open its events before the window starts
+    try:
+        return _run_workload(watch, argv, timeout=timeout, env=env, cwd=cwd)
+    except BaseException:
+        if watch.bios:
+            watch.bios.abort()
+        raise
+
+
+def _run_workload(watch: _Watch, argv: list[str], *, timeout: float, env: Mapping[str, str] | None,
+                  cwd: str | None) -> tuple[int, float, _Machine, _Machine]:
     a = _Machine.now()
     # The workload's output goes nowhere: a file would add writes of ours to what is observed.
     out = open(watch.tmp / "stderr.txt", "wb")  # noqa: SIM115 - closed below, after the process ends
@@ -505,9 +523,7 @@ def observe_command(argv: Sequence[str], *, pmu: bool = False, timeout: float = 
         usage = json.loads((tmp / "usage.json").read_text()) if (tmp / "usage.json").exists() else {}
         obs = Observation("command", list(argv), [], window, started, Signals(), returncode=code)
         counters = watch.counters()
-        duration = counters.get("duration_time")
-        if duration is not None and duration.value:
-            obs.window_s = window = duration.value / 1e9
+        obs.window_s = window = _perf_window(counters, window)
         _machine_signals(obs.signals, a, b, window, system=False)
         _perf_signals(obs.signals, counters, tools, window, system=False)
         io = usage.get("io", {})
@@ -549,9 +565,11 @@ def observe_pids(pids: Sequence[int], duration: float, *, pmu: bool = False) -> 
         watch = _Watch(tools, Path(tmpdir), tree)
         argv = watch.stat_argv(["-p", ",".join(map(str, at_start)), "--", "sleep", f"{duration:g}"])
         _, window, a, b = _run_window(watch, argv, timeout=duration + 60, env=None, cwd=None)
+        counters = watch.counters()
+        window = _perf_window(counters, window)
         obs = Observation("pids", [], list(pids), window, started, Signals())
         _machine_signals(obs.signals, a, b, window, system=False)
-        _perf_signals(obs.signals, watch.counters(), tools, window, system=False)
+        _perf_signals(obs.signals, counters, tools, window, system=False)
         s = watch.sampler
         _finish(watch, obs, a, b, s.seen, per_process_io=True, write_dirtied=s.delta("io_write_bytes") > 0)
     if len(at_start) > len(pids):
@@ -571,9 +589,11 @@ def observe_system(duration: float, *, pmu: bool = False) -> Observation:
         watch = _Watch(tools, Path(tmpdir), lambda: None)
         argv = watch.stat_argv(["-a", "--", "sleep", f"{duration:g}"])
         _, window, a, b = _run_window(watch, argv, timeout=duration + 60, env=None, cwd=None)
+        counters = watch.counters()
+        window = _perf_window(counters, window)
         obs = Observation("system", [], [], window, started, Signals())
         _machine_signals(obs.signals, a, b, window, system=True)
-        _perf_signals(obs.signals, watch.counters(), tools, window, system=True)
+        _perf_signals(obs.signals, counters, tools, window, system=True)
         _finish(watch, obs, a, b, None, per_process_io=False, write_dirtied=False, system=True)
         obs.signals.set("cpu_demand", obs.signals.get("run_queue"), "/proc/stat unreadable")
         for name in ("logical_read_mb_s", "logical_write_mb_s", "io_calls_per_s", "bytes_per_io_call",
