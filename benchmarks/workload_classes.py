@@ -134,7 +134,7 @@ def pg_oltp(work: Path, out: Path, duration: float) -> dict[str, object]:
 
 
 def pg_analytics(work: Path, out: Path, duration: float) -> dict[str, object]:
-    with postgres(work) as (proc, port, bindir):
+    with postgres(work) as (proc, port, _):
         base = ["pgbench", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres"]
         subprocess.run([*base, "-i", "-s", "20", "postgres"], check=True, capture_output=True, timeout=600)
         query = work / "q.sql"

@@ -264,7 +264,8 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
         raise HoneError(f"--variant names must be unique, got {[a.name for a in arms]}")
     preps = per_variant(prepares, len(arms), "--prepare")
     cleans = per_variant(cleanups, len(arms), "--cleanup")
-    check_conflicts(loaded, strict=strict, verb="hone compare", warn=lambda m: progress.console.print(m, style="yellow"))
+    check_conflicts(loaded, strict=strict, verb="hone compare",
+                    warn=lambda m: progress.console.print(m, style="yellow"))
     for arm, p, c in zip(arms, preps, cleans, strict=True):
         arm.prepare, arm.cleanup = p, c
     sweep_values: list[Any] = []

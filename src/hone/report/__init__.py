@@ -10,9 +10,6 @@ from collections.abc import Callable
 from typing import Any
 
 from hone.diagnose.report_markdown import render_markdown
-from hone.report import benchstat as benchstat_report
-from hone.report import bmf as bmf_report
-from hone.report import csv as csv_report
 from hone.report import (
     analyse_terminal,
     diagnose_terminal,
@@ -24,6 +21,9 @@ from hone.report import (
     tune_terminal,
     verify_terminal,
 )
+from hone.report import benchstat as benchstat_report
+from hone.report import bmf as bmf_report
+from hone.report import csv as csv_report
 from hone.report import gab as gab_report
 from hone.report import hyperfine as hyperfine_report
 from hone.report import json as json_report

@@ -33,6 +33,7 @@ from hone.diagnose.workload.blockio import BioPattern, BioRecorder, pattern
 from hone.diagnose.workload.signals import Signals
 
 TICK_S = 0.5
+ATTACH_ATTEMPTS = 3
 TRACEFS_EVENTS = Path("/sys/kernel/tracing/events")
 SOFTWARE = ["duration_time", "task-clock", "context-switches", "cpu-migrations", "page-faults", "major-faults"]
 PMU = ["instructions", "cycles", "LLC-loads", "LLC-load-misses"]
@@ -83,7 +84,8 @@ def _tools(pmu: bool) -> _Tools:
         why = ("tracefs is not mounted at /sys/kernel/tracing (hone analyse --mount-tracefs mounts it, journaled)"
                if not TRACEFS_EVENTS.is_dir() else "this kernel has no syscall tracepoints")
         return _Tools(perf, SOFTWARE + (PMU if pmu else []), {}, pmu, why_no_tracepoints=why)
-    groups = {sig: [f"syscalls:sys_enter_{n}" for n in names if (TRACEFS_EVENTS / "syscalls" / f"sys_enter_{n}").is_dir()]
+    syscalls = TRACEFS_EVENTS / "syscalls"
+    groups = {sig: [f"syscalls:sys_enter_{n}" for n in names if (syscalls / f"sys_enter_{n}").is_dir()]
               for sig, names in SYSCALL_GROUPS.items()}
     groups["syscalls_per_s"] = ["raw_syscalls:sys_enter"] if (TRACEFS_EVENTS / "raw_syscalls").is_dir() else []
     events = SOFTWARE + (PMU if pmu else []) + [e for evs in groups.values() for e in evs]
@@ -261,7 +263,8 @@ class _Machine:
 
     @classmethod
     def now(cls) -> _Machine:
-        return cls(time.perf_counter(), procfs.parse_diskstats(procfs.read_text("/proc/diskstats"), procfs.whole_disks()),
+        disks = procfs.parse_diskstats(procfs.read_text("/proc/diskstats"), procfs.whole_disks())
+        return cls(time.perf_counter(), disks,
                    procfs.parse_net_dev(procfs.read_text("/proc/net/dev")),
                    procfs.parse_snmp(procfs.read_text("/proc/net/snmp")),
                    procfs.parse_stat(procfs.read_text("/proc/stat")),
@@ -275,7 +278,8 @@ def _machine_signals(sig: Signals, a: _Machine, b: _Machine, window: float, *, s
     rsect = sum(b.disks[d].read_sectors - a.disks[d].read_sectors for d in b.disks if d in a.disks)
     wsect = sum(b.disks[d].write_sectors - a.disks[d].write_sectors for d in b.disks if d in a.disks)
     busy = max((b.disks[d].io_ms - a.disks[d].io_ms for d in b.disks if d in a.disks), default=None)
-    sig.set("disk_avg_request_kb", (rsect + wsect) * procfs.SECTOR / 1024 / (reads + writes) if reads + writes else None,
+    requests = reads + writes
+    sig.set("disk_avg_request_kb", (rsect + wsect) * procfs.SECTOR / 1024 / requests if requests else None,
             "no disk requests in the window")
     sig.set("disk_busy_pct", busy / 10 / window if busy is not None else None, "no disk in /proc/diskstats")
     if system:
@@ -559,13 +563,23 @@ def observe_pids(pids: Sequence[int], duration: float, *, pmu: bool = False) -> 
     def tree() -> set[int]:
         return {p for root in pids for p in descendants(root)}
 
-    at_start = sorted(tree())
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="hone-analyse-") as tmpdir:
-        watch = _Watch(tools, Path(tmpdir), tree)
-        argv = watch.stat_argv(["-p", ",".join(map(str, at_start)), "--", "sleep", f"{duration:g}"])
-        _, window, a, b = _run_window(watch, argv, timeout=duration + 60, env=None, cwd=None)
-        counters = watch.counters()
+        for attempt in range(1, ATTACH_ATTEMPTS + 1):
+            # perf stat -p refuses a pid that exited since the scan (a database's short-lived worker)
+            at_start = sorted(tree())
+            watch = _Watch(tools, Path(tmpdir), tree)
+            argv = watch.stat_argv(["-p", ",".join(map(str, at_start)), "--", "sleep", f"{duration:g}"])
+            code, window, a, b = _run_window(watch, argv, timeout=duration + 60, env=None, cwd=None)
+            counters = watch.counters()
+            if code == 0 and "duration_time" in counters:
+                break
+            if watch.bios:
+                watch.bios.abort()
+            if attempt == ATTACH_ATTEMPTS:
+                tail = (Path(tmpdir) / "stderr.txt").read_text(errors="replace").strip().splitlines()[-2:]
+                raise CapabilityError(f"perf stat -p {','.join(map(str, at_start))} failed {attempt} times"
+                                      + (f": {' | '.join(tail)}" if tail else ""))
         window = _perf_window(counters, window)
         obs = Observation("pids", [], list(pids), window, started, Signals())
         _machine_signals(obs.signals, a, b, window, system=False)

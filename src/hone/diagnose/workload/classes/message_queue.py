@@ -9,8 +9,7 @@ class MessageQueue(ClassRule):
     name = "message-queue"
     group = "service"
     conclusion = "a server appending what clients send to storage and streaming it back out"
-    requires = ("listens", "connected", "writes-storage")
-    supports = ("sequential-blocks", "large-blocks", "bulk-network", "many-connections")
-    excludes = ("scattered-blocks",)
+    requires = ("listens", "connected", "writes-storage", "sequential-blocks")
+    supports = ("large-blocks", "bulk-network", "many-connections")
     source = ("Kafka appends to segment files sequentially and serves consumers from the page cache; "
               "A-Tune's kafka profile")
