@@ -72,9 +72,13 @@ def spawn(argv: list[str], **kw: object) -> subprocess.Popen[bytes]:
                             **kw)  # type: ignore[call-overload]
 
 
+# hone's state for this run only: `--mount-tracefs` is journaled here and rolled back at the end
+STATE = Path(tempfile.mkdtemp(prefix="hone-bench-analyse-state-"))
+
+
 def analyse(args: list[str], out: Path, timeout: float) -> dict[str, object]:
-    res = subprocess.run([*HONE, "analyse", "--json", str(out), *args], capture_output=True, text=True,
-                         timeout=timeout)
+    res = subprocess.run([*HONE, "analyse", "--mount-tracefs", "--json", str(out), *args], capture_output=True,
+                         text=True, timeout=timeout, env={**os.environ, "HONE_STATE_DIR": str(STATE)})
     if res.returncode != 0:
         raise RuntimeError(f"hone analyse {' '.join(args)}: {res.stderr.strip()[-400:]}")
     return json.loads(out.read_text())
@@ -296,7 +300,7 @@ CASES = [
     Case("nginx-bulk", "network-throughput", "nginx, wrk 2 connections fetching a 32 MiB file", nginx_bulk),
     Case("gzip", "cpu-bound-compute", "gzip -6 of 100 MiB of text", compressor(["gzip", "-6", "-c"], 100)),
     Case("xz", "cpu-bound-compute", "xz -T1 -3 of 40 MiB of text", compressor(["xz", "-T1", "-3", "-c"], 40)),
-    Case("zstd", "cpu-bound-compute", "zstd -19 of 40 MiB of text", compressor(["zstd", "-19", "-c"], 40)),
+    Case("zstd", "cpu-bound-compute", "zstd -15 of 20 MiB of text", compressor(["zstd", "-15", "-c"], 20)),
     Case("dd-cold", "io-sequential", "dd bs=1M of a 1 GiB file, its cache dropped",
          seq_reader(["dd", "if={file}", "of=/dev/null", "bs=1M"])),
     Case("cat-cold", "io-sequential", "cat of a 1 GiB file, its cache dropped", seq_reader(["cat", "{file}"])),
@@ -328,6 +332,9 @@ def main() -> int:
                 continue
             rows.append((case, doc, ""))
             print(f"   → {doc['summary']}", file=sys.stderr, flush=True)
+    subprocess.run([*HONE, "rollback"], env={**os.environ, "HONE_STATE_DIR": str(STATE)}, timeout=120,
+                   capture_output=True)
+    shutil.rmtree(STATE, ignore_errors=True)
     print(table(rows))
     return 0
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from hone.cli import main
@@ -27,6 +29,9 @@ def analyse(command: list[str], pids: tuple[int, ...], duration: float | None, *
                         hint="hone analyse -- CMD ARGS  |  --pid PID --duration S  |  --duration S (whole machine)")
     if duration is not None and duration <= 0:
         raise HoneError(f"--duration: expected a positive number of seconds, got {duration:g}")
+    for pid in pids:
+        if not Path(f"/proc/{pid}").is_dir():
+            raise HoneError(f"--pid {pid}: no such process")
     caps = probe_capabilities(allow_mount=mount_tracefs)
     if caps.tracefs_mounted_by_hone:
         err_console.print("hone mounted tracefs at /sys/kernel/tracing (journaled: `hone rollback` unmounts it)",

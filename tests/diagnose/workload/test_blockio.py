@@ -3,6 +3,8 @@ observed processes' own, kernel writeback only when asked."""
 
 from __future__ import annotations
 
+import pytest
+
 from hone.diagnose.workload.blockio import Bio, parse_script, pattern
 
 SCRIPT = """\
@@ -27,9 +29,17 @@ def _stream(pid: int, sectors: list[int], size: int = 8, write: bool = False, co
 
 def test_back_to_back_requests_are_sequential_and_jumps_are_not() -> None:
     seq = pattern(_stream(1, [0, 8, 16, 24, 32]), {1})
-    assert seq.seq_pct == 100.0 and seq.judged == 4 and seq.avg_kb == 4.0
+    assert seq.seq_pct == 100.0 and seq.judged == 4 and seq.avg_kb == 4.0 and seq.run_kb == 20.0
     rnd = pattern(_stream(1, [5000, 80, 999_999, 123_456]), {1})
-    assert rnd.seq_pct == 0.0
+    assert rnd.seq_pct == 0.0 and rnd.run_kb == 4.0
+
+
+def test_a_sequential_file_in_several_extents_keeps_long_runs() -> None:
+    # 8 MiB bios, the file in two extents far apart: one jump in 64 MiB
+    bios = _stream(1, [0, 16384, 32768, 49152], size=16384) + _stream(1, [10**8 + i * 16384 for i in range(4)],
+                                                                      size=16384)
+    p = pattern(bios, {1})
+    assert p.seq_pct == pytest.approx(6 / 7 * 100) and p.run_kb == 32 * 1024
 
 
 def test_a_small_gap_still_counts_as_sequential_a_large_one_does_not() -> None:

@@ -28,9 +28,10 @@ def test_an_unmeasured_signal_is_unknown_with_why() -> None:
 
 
 def test_a_pattern_from_too_few_block_requests_is_not_judged() -> None:
-    holds, evidence = TRAITS["sequential-blocks"].judge(sig(bio_seq_pct=100.0, bio_count=3))
+    holds, evidence = TRAITS["sequential-blocks"].judge(sig(bio_run_kb=50_000.0, bio_count=3))
     assert holds is None and evidence.startswith("too little to judge: bio_count = 3")
-    assert TRAITS["sequential-blocks"].judge(sig(bio_seq_pct=100.0, bio_count=500))[0] is True
+    assert TRAITS["sequential-blocks"].judge(sig(bio_run_kb=50_000.0, bio_count=40))[0] is True
+    assert TRAITS["scattered-blocks"].judge(sig(bio_run_kb=4.0, bio_count=40))[0] is True
 
 
 def test_rare_wakeups_mean_no_short_bursts_rather_than_unknown() -> None:

@@ -68,6 +68,10 @@ class BioPattern:
     seq_pct: float | None
     judged: int
     kernel_writeback: bool
+    # KiB read or written per contiguous run (a run ends where a bio does not follow on): large
+    # for a sequential reader even when its file is in several extents or its bios are few and
+    # large, a few KiB for random I/O. None without bios.
+    run_kb: float | None = None
 
 
 def pattern(bios: Iterable[Bio], pids: Collection[int] | None, *, include_writeback: bool = False) -> BioPattern:
@@ -88,9 +92,11 @@ def pattern(bios: Iterable[Bio], pids: Collection[int] | None, *, include_writeb
             seq += 0 <= b.sector - end <= GAP_SECTORS
         last_end[key] = b.sector + b.sectors
     total = sum(b.sectors for b in chosen) * SECTOR
+    runs = len(chosen) - seq
     return BioPattern(len(chosen), sum(not b.write for b in chosen), total,
                       total / len(chosen) / 1024 if chosen else None,
-                      seq / judged * 100 if judged else None, judged, include_writeback)
+                      seq / judged * 100 if judged else None, judged, include_writeback,
+                      total / 1024 / runs if runs else None)
 
 
 class BioRecorder:

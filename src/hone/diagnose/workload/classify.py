@@ -93,9 +93,8 @@ def _group_verdict(group: str, results: list[ClassResult], traits: dict[str, Tra
     close = [r for r in fits if fits[0].score - r.score < MARGIN]
     rules = [CLASSES[r.name] for r in close]
     union = set().union(*(rule.traits() for rule in rules))
-    shared = set.intersection(*(rule.traits() for rule in rules))
     apart = []
-    for name in sorted(union - shared):
+    for name in sorted(n for n in union if len({rule.role(n) for rule in rules}) > 1):
         t = traits[name]
         state = {True: "holds", False: "does not hold", None: "unknown"}[t.holds]
         apart.append(f"{name} ({state}: {t.evidence})")

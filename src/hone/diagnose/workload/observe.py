@@ -359,7 +359,7 @@ def _io_signals(sig: Signals, io: Mapping[str, int], window: float) -> None:
 
 def _bio_signals(sig: Signals, p: BioPattern | None, why: str, window: float) -> None:
     if p is None:
-        for name in ("bio_count", "bio_per_s", "bio_read_pct", "bio_avg_kb", "bio_seq_pct"):
+        for name in ("bio_count", "bio_per_s", "bio_read_pct", "bio_avg_kb", "bio_seq_pct", "bio_run_kb"):
             sig.set(name, None, why)
         return
     sig.set("bio_count", p.count)
@@ -367,6 +367,7 @@ def _bio_signals(sig: Signals, p: BioPattern | None, why: str, window: float) ->
     sig.set("bio_read_pct", p.read_count / p.count * 100 if p.count else None, "no block requests")
     sig.set("bio_avg_kb", p.avg_kb, "no block requests")
     sig.set("bio_seq_pct", p.seq_pct, "fewer than two block requests from one task")
+    sig.set("bio_run_kb", p.run_kb, "no block requests")
 
 
 def _sampled_signals(sig: Signals, s: _Sampler, window: float, *, per_process_io: bool) -> None:

@@ -65,6 +65,9 @@ _DEFS = [
     SignalDef("bio_avg_kb", "KiB", "average bio size", "perf block:block_bio_queue"),
     SignalDef("bio_seq_pct", "%", "bios that start where the same task's previous bio on that device ended "
               "(within 128 KiB)", "perf block:block_bio_queue sectors"),
+    SignalDef("bio_run_kb", "KiB", "KiB per contiguous run of those bios (a run ends where a bio does not start "
+              "within 128 KiB after the same task's previous one): large = sequential, a few KiB = random",
+              "perf block:block_bio_queue sectors"),
     SignalDef("disk_avg_request_kb", "KiB", "average request size on the disks (machine-wide)", "/proc/diskstats"),
     SignalDef("disk_busy_pct", "%", "time the busiest disk had requests in flight (machine-wide)",
               "/proc/diskstats io_ticks"),

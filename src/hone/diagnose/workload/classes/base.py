@@ -60,6 +60,13 @@ class ClassRule:
     def traits(self) -> set[str]:
         return {*self.requires, *self.requires_any, *self.supports, *self.excludes}
 
+    def role(self, trait: str) -> str:
+        """What ``trait`` is to this class: requires, requires_any, supports, excludes or "" (nothing)."""
+        for role in ("requires", "requires_any", "supports", "excludes"):
+            if trait in getattr(self, role):
+                return role
+        return ""
+
     def evaluate(self, traits: dict[str, TraitResult]) -> ClassResult:
         r = ClassResult(self.name, self.group, 0.0, "does not fit", self.conclusion)
         ruling = [traits[n] for n in self.excludes if traits[n].holds]
