@@ -401,6 +401,9 @@ def _sampled_signals(sig: Signals, s: _Sampler, window: float, *, per_process_io
 def _common_end(sig: Signals, s: _Sampler, a: _Machine, b: _Machine) -> None:
     sig.set("cpus", os.cpu_count() or 1)
     wakeups, util = sig.get("wakeups_per_s"), sig.get("cpu_util")
+    reads = sig.get("logical_read_mb_s")
+    sig.set("read_mb_per_cpu_s", reads / util if reads is not None and util else None,
+            "no read figure or no CPU time")
     sig.set("cpu_us_per_wakeup", util * 1e6 / wakeups if wakeups and util is not None else None, "no wake-ups")
     sig.set("run_queue", sum(s.run_queue) / len(s.run_queue) if s.run_queue else None, "/proc/stat unreadable")
     total = b.meminfo.get("MemTotal")

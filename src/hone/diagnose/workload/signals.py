@@ -49,6 +49,8 @@ _DEFS = [
               "/proc/PID/io write_bytes; system-wide: /proc/diskstats"),
     SignalDef("logical_read_mb_s", "MiB/s", "bytes read by read-like calls (files from cache or disk, sockets, pipes)",
               "/proc/PID/io rchar"),
+    SignalDef("read_mb_per_cpu_s", "MiB/CPU-s", "bytes read by read-like calls per CPU-second the processes got "
+              "(not lowered when other work takes the CPUs)", "/proc/PID/io rchar / CPU time"),
     SignalDef("logical_write_mb_s", "MiB/s", "bytes written by write-like calls", "/proc/PID/io wchar"),
     SignalDef("io_calls_per_s", "/s", "read-like plus write-like system calls", "/proc/PID/io syscr + syscw"),
     SignalDef("bytes_per_io_call", "B", "bytes per read-like or write-like call", "(rchar + wchar) / (syscr + syscw)"),
