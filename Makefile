@@ -1,4 +1,4 @@
-.PHONY: setup demo example-postgresql example-redis example-nginx example-pgo-redis test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-faults lint clean
+.PHONY: setup demo example-postgresql example-redis example-nginx example-pgo-redis test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-analyse bench-faults lint clean
 VENV := .venv
 HONE := $(VENV)/bin/hone
 export PATH := $(CURDIR)/$(VENV)/bin:$(HOME)/.cargo/bin:$(PATH)
@@ -69,6 +69,10 @@ bench-faults:               # kill -9 at random crash points and moments, then r
 bench-diagnose:
 	@$(SETUP) core diagnose
 	$(VENV)/bin/python benchmarks/diagnose_calibration.py
+
+bench-analyse:              # hone analyse on PostgreSQL, Redis, nginx, compressors, readers: the confusion table (~8 min, root)
+	@$(SETUP) core diagnose bench-analyse
+	$(VENV)/bin/python benchmarks/workload_classes.py
 
 lint:
 	@$(SETUP) core

@@ -72,15 +72,16 @@ def spawn(argv: list[str], **kw: object) -> subprocess.Popen[bytes]:
                             **kw)  # type: ignore[call-overload]
 
 
-# hone's state for this run only: `--mount-tracefs` is journaled here and rolled back at the end
-STATE = Path(tempfile.mkdtemp(prefix="hone-bench-analyse-state-"))
+# hone's state for this run only (made in main): `--mount-tracefs` is journaled there, rolled back at the end
+STATE = Path()
 
 
 def analyse(args: list[str], out: Path, timeout: float) -> dict[str, object]:
     res = subprocess.run([*HONE, "analyse", "--mount-tracefs", "--json", str(out), *args], capture_output=True,
                          text=True, timeout=timeout, env={**os.environ, "HONE_STATE_DIR": str(STATE)})
     if res.returncode != 0:
-        raise RuntimeError(f"hone analyse {' '.join(args)}: {res.stderr.strip()[-400:]}")
+        raise RuntimeError(f"hone analyse {' '.join(args)} exited with {res.returncode}: "
+                           f"{' | '.join(res.stderr.strip().splitlines()[-3:])[-400:]}")
     return json.loads(out.read_text())
 
 
@@ -319,6 +320,8 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=REPO / "build" / "bench-analyse")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    global STATE
+    STATE = Path(tempfile.mkdtemp(prefix="hone-bench-analyse-state-"))
     rows = []
     with tempfile.TemporaryDirectory(prefix="hone-bench-analyse-") as tmp:
         Path(tmp).chmod(0o755)  # servers' workers run as other users (nginx: nobody, postgres)

@@ -34,6 +34,7 @@ from hone.diagnose.workload.signals import Signals
 
 TICK_S = 0.5
 ATTACH_ATTEMPTS = 3
+MIN_AGE_S = 1.0
 TRACEFS_EVENTS = Path("/sys/kernel/tracing/events")
 SOFTWARE = ["duration_time", "task-clock", "context-switches", "cpu-migrations", "page-faults", "major-faults"]
 PMU = ["instructions", "cycles", "LLC-loads", "LLC-load-misses"]
@@ -419,6 +420,18 @@ def _perf_window(counters: Mapping[str, Counter], wall: float) -> float:
     return duration.value / 1e9 if duration is not None and duration.value else wall
 
 
+def _age_s(pid: int) -> float:
+    """Seconds since ``pid`` started (0 when it is gone)."""
+    text = procfs.read_text(f"/proc/{pid}/stat")
+    rpar = text.rfind(")")
+    uptime = procfs.read_text("/proc/uptime").split()
+    try:
+        start = int(text[rpar + 2:].split()[19]) / os.sysconf("SC_CLK_TCK")
+        return float(uptime[0]) - start
+    except (IndexError, ValueError):
+        return 0.0
+
+
 def _ppid(pid: int) -> int | None:
     parsed = procfs.parse_pid_stat(procfs.read_text(f"/proc/{pid}/stat"))
     return parsed[0] if parsed else None
@@ -570,8 +583,10 @@ def observe_pids(pids: Sequence[int], duration: float, *, pmu: bool = False) -> 
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="hone-analyse-") as tmpdir:
         for attempt in range(1, ATTACH_ATTEMPTS + 1):
-            # perf stat -p refuses a pid that exited since the scan (a database's short-lived worker)
-            at_start = sorted(tree())
+            # perf stat -p refuses a pid that exited since the scan: a database's parallel workers
+            # come and go many times a second. Processes younger than MIN_AGE_S are left to
+            # perf's inheritance (it counts children forked after it attached to their parent).
+            at_start = sorted(p for p in tree() if p in pids or _age_s(p) >= MIN_AGE_S)
             watch = _Watch(tools, Path(tmpdir), tree)
             argv = watch.stat_argv(["-p", ",".join(map(str, at_start)), "--", "sleep", f"{duration:g}"])
             code, window, a, b = _run_window(watch, argv, timeout=duration + 60, env=None, cwd=None)
