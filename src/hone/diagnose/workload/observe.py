@@ -413,9 +413,9 @@ def _common_end(sig: Signals, s: _Sampler, a: _Machine, b: _Machine) -> None:
 
 
 def _perf_window(counters: Mapping[str, Counter], wall: float) -> float:
-    """The window perf counted over (its ``duration_time``: the workload or the sleep alone, not
-    perf's own start-up, which takes a second on a loaded machine), else the wall time around it.
-    /proc figures are deltas over the wall time and come out as much higher."""
+    """The time a command ran (perf's ``duration_time``: the workload alone, not perf's own
+    start-up, which takes a second on a loaded machine), else the wall time around it. /proc
+    figures are deltas over the wall time and come out as much higher."""
     duration = counters.get("duration_time")
     return duration.value / 1e9 if duration is not None and duration.value else wall
 
@@ -599,7 +599,7 @@ def observe_pids(pids: Sequence[int], duration: float, *, pmu: bool = False) -> 
                 tail = (Path(tmpdir) / "stderr.txt").read_text(errors="replace").strip().splitlines()[-2:]
                 raise CapabilityError(f"perf stat -p {','.join(map(str, at_start))} failed {attempt} times"
                                       + (f": {' | '.join(tail)}" if tail else ""))
-        window = _perf_window(counters, window)
+        window = duration  # perf's duration_time is summed over the watched threads with -p
         obs = Observation("pids", [], list(pids), window, started, Signals())
         _machine_signals(obs.signals, a, b, window, system=False)
         _perf_signals(obs.signals, counters, tools, window, system=False)
@@ -623,7 +623,7 @@ def observe_system(duration: float, *, pmu: bool = False) -> Observation:
         argv = watch.stat_argv(["-a", "--", "sleep", f"{duration:g}"])
         _, window, a, b = _run_window(watch, argv, timeout=duration + 60, env=None, cwd=None)
         counters = watch.counters()
-        window = _perf_window(counters, window)
+        window = duration  # perf's duration_time is summed over CPUs with -a
         obs = Observation("system", [], [], window, started, Signals())
         _machine_signals(obs.signals, a, b, window, system=True)
         _perf_signals(obs.signals, counters, tools, window, system=True)
