@@ -233,6 +233,14 @@ class _Sampler(threading.Thread):
         return total
 
 
+def _all_sockets() -> set[int]:
+    """Every TCP and unix socket on the machine (system-wide observation)."""
+    out = set()
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        out |= set(procfs.parse_tcp(procfs.read_text(name)))
+    return out | set(procfs.parse_unix(procfs.read_text("/proc/net/unix")))
+
+
 def _socket_states(inodes: set[int]) -> tuple[int, int]:
     """(established TCP + connected unix stream sockets, listening sockets) among ``inodes``."""
     tcp: dict[int, int] = {}
@@ -630,7 +638,10 @@ def observe_system(duration: float, *, pmu: bool = False) -> Observation:
         _finish(watch, obs, a, b, None, per_process_io=False, write_dirtied=False, system=True)
         obs.signals.set("cpu_demand", obs.signals.get("run_queue"), "/proc/stat unreadable")
         for name in ("logical_read_mb_s", "logical_write_mb_s", "io_calls_per_s", "bytes_per_io_call",
-                     "voluntary_switch_pct", "processes", "threads", "listen_sockets", "connections"):
+                     "voluntary_switch_pct", "processes", "threads", "read_mb_per_cpu_s"):
             obs.signals.set(name, None, "per-process figure: give --pid or a command")
+        established, listening = _socket_states(_all_sockets())
+        obs.signals.set("connections", established)
+        obs.signals.set("listen_sockets", listening)
     obs.notes.append("system-wide: every process on the machine, hone's own included")
     return obs

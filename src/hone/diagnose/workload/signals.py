@@ -73,9 +73,10 @@ _DEFS = [
     SignalDef("disk_avg_request_kb", "KiB", "average request size on the disks (machine-wide)", "/proc/diskstats"),
     SignalDef("disk_busy_pct", "%", "time the busiest disk had requests in flight (machine-wide)",
               "/proc/diskstats io_ticks"),
-    SignalDef("listen_sockets", "", "listening TCP and unix sockets the observed processes hold",
+    SignalDef("listen_sockets", "", "listening TCP and unix sockets the observed processes hold (system-wide: all)",
               "/proc/PID/fd, /proc/net/tcp{,6}, /proc/net/unix"),
-    SignalDef("connections", "", "most established TCP and connected unix stream sockets held at once",
+    SignalDef("connections", "", "most established TCP and connected unix stream sockets held at once "
+              "(system-wide: all, at the end)",
               "/proc/PID/fd, /proc/net/tcp{,6}, /proc/net/unix"),
     SignalDef("net_packets_per_s", "/s", "TCP segments received + sent by the observed processes' sockets "
               "(system-wide: packets on all interfaces, loopback included)",
