@@ -47,12 +47,11 @@ bench-stats:                # every A/B caller's A/A false rate and power, live 
 	@$(SETUP) core bench-stats
 	$(VENV)/bin/python benchmarks/stats_calibration.py
 
-# hone, TPE and random re-run on seeds 0-9 (~15 min); A-Tune's engine (45-90 s a run) and
-# OpenTuner (its own venv) come from their stored runs; writes results-quick*.md, never results.md
+# The tuning suite (benchmarks/tuning/README.md): hone and the anchors on both halves of the
+# problems, budgets of 30/60/120 runs, noise-free and 5% noise; results.md (hours: see the README)
 bench-tuning:
-	@$(SETUP) core
-	$(VENV)/bin/python benchmarks/tuning/run.py --methods hone tpe random --seeds 10 --tag quick
-	$(VENV)/bin/python benchmarks/tuning/run.py --merge benchmarks/tuning/results-quick.json $(wildcard benchmarks/tuning/results-atune120-*.json) benchmarks/tuning/results-opentuner.json --out results-quick-merged.md
+	@HONE_EXTRAS=dev,bench $(SETUP) core
+	$(VENV)/bin/python benchmarks/tuning/run.py
 
 bench-fleet:                # real PostgreSQL, root, ~10 min
 	@$(SETUP) core examples-postgresql
