@@ -1,4 +1,5 @@
-"""``hone analyse``: observe a command, running processes or the machine and name the workload class."""
+"""``hone analyse``: observe a command, running processes or the machine and name the workload class;
+list the presets that fit it and, with ``--apply``, verify the best one (``hone preset verify``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from pathlib import Path
 import click
 
 from hone.cli import main
-from hone.cli._common import console, err_console, stdout_for_data, write_json
+from hone.cli._common import console, err_console, load_checked, stdout_for_data, write_json
+from hone.cli._preset import binding_options
 from hone.core.errors import HoneError
 
 
@@ -47,10 +49,20 @@ def analyse(command: list[str], pids: tuple[int, ...], duration: float | None, *
         err_console.print(f"observing the whole machine for {duration:g} s", style="dim")
         obs = observe_system(duration or 10.0, pmu=caps.pmu)
     doc = analyse_document(obs, classify(obs.signals))
+    doc["presets"] = _fitting_presets(doc)
     console.print(render(doc))
     if json_path:
         write_json(json_path, doc)
     return doc
+
+
+def _fitting_presets(doc: dict) -> list[dict]:  # type: ignore[type-arg]
+    """The catalogue's presets that fit the classes named (or, when none is named, the
+    candidates), those fitting the most of them first."""
+    from hone.presets import for_classes
+
+    classes = doc["decided"] or [c for g in doc["groups"] for c in g["candidates"]]
+    return [{"name": p.name, "classes": [c for c in p.classes if c in classes]} for p in for_classes(classes)]
 
 
 @main.command("analyse", context_settings={"ignore_unknown_options": True})
@@ -65,8 +77,16 @@ def analyse(command: list[str], pids: tuple[int, ...], duration: float | None, *
                    "tracepoints need it.")
 @click.option("--rules", "show_rules", is_flag=True, help="Print every trait and class rule and exit.")
 @click.option("--json", "json_path", metavar="FILE", help="Write the hone-analyse/1 result (- = stdout).")
-def analyse_cmd(command: tuple[str, ...], pids: tuple[int, ...], duration: float | None, timeout: float,
-                mount_tracefs: bool, show_rules: bool, json_path: str | None) -> None:
+@click.option("--apply", "apply_preset", is_flag=True,
+              help="Then verify the best-fitting preset with --spec's benchmark (`hone preset verify`): only its "
+                   "settings that measure better are kept; everything is restored at the end.")
+@click.option("--spec", "spec", metavar="FILE", default=None, help="With --apply: the spec that measures the preset.")
+@binding_options
+@click.pass_context
+def analyse_cmd(ctx: click.Context, command: tuple[str, ...], pids: tuple[int, ...], duration: float | None,
+                timeout: float, mount_tracefs: bool, show_rules: bool, json_path: str | None, apply_preset: bool,
+                spec: str | None, configs: tuple[str, ...], restarts: tuple[str, ...], devices: tuple[str, ...],
+                opt_in: tuple[str, ...]) -> None:
     """Name the class of a workload, with the evidence: run COMMAND, watch --pid PID, or the machine.
 
     Classes: database-oltp, database-analytics, kv-cache, web-server, message-queue,
@@ -84,7 +104,25 @@ def analyse_cmd(command: tuple[str, ...], pids: tuple[int, ...], duration: float
     if show_rules:
         _print_rules()
         return
-    analyse(list(command), pids, duration, timeout=timeout, json_path=json_path, mount_tracefs=mount_tracefs)
+    if apply_preset and spec is None:
+        raise HoneError("--apply needs --spec SPEC: the preset is verified with that spec's benchmark",
+                        hint="hone analyse --pid PID --apply --spec hone.yaml")
+    if not apply_preset and (spec or configs or restarts or devices or opt_in):
+        raise HoneError("--spec, --config, --restart, --device and --opt-in go with --apply")
+    if apply_preset:
+        load_checked(spec)  # a bad spec fails now, not after the observation
+    doc = analyse(list(command), pids, duration, timeout=timeout, json_path=json_path, mount_tracefs=mount_tracefs)
+    if apply_preset:
+        if not doc["presets"]:
+            raise HoneError(f"no preset fits {doc['summary']}: nothing verified or applied",
+                            hint="hone preset list shows the catalogue and the classes each fits")
+        from hone.cli._preset import verify_cmd
+
+        name = doc["presets"][0]["name"]
+        err_console.print(f"verifying preset {name} with {spec} (hone preset verify {name} --spec {spec})",
+                          style="dim")
+        ctx.invoke(verify_cmd, name=name, spec=spec, configs=configs, restarts=restarts, devices=devices,
+                   opt_in=opt_in)
 
 
 def _print_rules() -> None:

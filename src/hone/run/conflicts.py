@@ -42,8 +42,14 @@ def check_conflicts(loaded: LoadedSpec | None, *, strict: bool, verb: str, warn:
                     only: Collection[str] | None = None) -> ConflictScan:
     """Find the daemons; warn about each, or with ``strict`` raise :class:`HoneError` (exit 2)
     before ``verb`` changes anything. ``only``: the knobs the session sets (default: all of the spec's)."""
+    return check_conflicts_for(knob_idents(loaded, only), strict=strict, verb=verb, warn=warn)
+
+
+def check_conflicts_for(idents: dict[str, str], *, strict: bool, verb: str,
+                        warn: Callable[[str], None]) -> ConflictScan:
+    """:func:`check_conflicts` for knobs given as name → identity (a preset's settings)."""
     scan = detect_conflicts()
-    lines = conflict_lines(scan, knob_idents(loaded, only))
+    lines = conflict_lines(scan, idents)
     if strict and scan.conflicts:
         names = ", ".join(c.daemon for c in scan.conflicts)
         raise HoneError(f"{verb} --strict: refusing, nothing was changed: {' | '.join(lines)}",

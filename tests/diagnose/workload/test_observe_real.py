@@ -72,6 +72,10 @@ def test_redis_under_its_benchmark_is_a_kv_cache(hone, tmp_path: Path) -> None: 
         assert doc["mode"] == "pids" and doc["pids"] == [server.pid]
         assert doc["primary"] == "kv-cache", doc["summary"]
         assert doc["signals"]["values"]["connections"] >= 20
+        # the catalogue's presets for the classes named: Redis's own first
+        fitting = {p["name"]: p["classes"] for p in doc["presets"]}
+        assert "kv-cache" in fitting.get("redis", []), doc["presets"]
+        assert "preset that fits: redis" in res.out
     finally:
         for p in (load, server):
             if p is not None:
@@ -85,6 +89,9 @@ def test_redis_under_its_benchmark_is_a_kv_cache(hone, tmp_path: Path) -> None: 
     (("--duration", "5", "--", "true"), "hone: error: --duration is for --pid or the whole machine"),
     (("--pid", "999999999", "--duration", "1"), "hone: error: --pid 999999999: no such process"),
     (("--duration", "0"), "hone: error: --duration: expected a positive number of seconds, got 0"),
+    (("--apply", "--", "true"), "hone: error: --apply needs --spec SPEC"),
+    (("--spec", "x.yaml", "--", "true"), "hone: error: --spec, --config, --restart, --device and --opt-in go with"),
+    (("--apply", "--spec", "/nonexistent/hone.yaml", "--", "true"), "/nonexistent/hone.yaml"),
 ])
 def test_bad_input_is_one_line_and_exit_2(hone, args: tuple[str, ...], message: str) -> None:  # type: ignore[no-untyped-def]
     res = hone("analyse", *args)
@@ -99,3 +106,12 @@ def test_rules_lists_every_trait_and_class(hone) -> None:  # type: ignore[no-unt
     assert "class database-oltp (service)" in res.out and "requires: listens, connected, fsync-heavy" in res.out
 
 
+
+
+def test_apply_with_no_fitting_preset_verifies_nothing(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    spec = tmp_path / "hone.yaml"
+    spec.write_text("name: idle\nbenchmark:\n  command: ['true']\nmetrics:\n  - {name: wall_time}\n")
+    res = hone("analyse", "--apply", "--spec", spec, "--", "sleep", "0.3")
+    assert res.code == 2 and "Traceback" not in res.err
+    assert "hone: error: no preset fits no class fits" in res.err and "nothing verified or applied" in res.err
+    assert "nothing changed by hone" in hone("status").out

@@ -35,6 +35,9 @@ from hone.diagnose.workload.signals import Signals
 TICK_S = 0.5
 ATTACH_ATTEMPTS = 3
 MIN_AGE_S = 1.0
+# Kernel writeback counts as the observed processes' from this many bytes they dirtied (perf's
+# own result file, a few KiB, must not pull in the whole machine's writeback).
+DIRTIED_BYTES = 1 << 20
 TRACEFS_EVENTS = Path("/sys/kernel/tracing/events")
 SOFTWARE = ["duration_time", "task-clock", "context-switches", "cpu-migrations", "page-faults", "major-faults"]
 PMU = ["instructions", "cycles", "LLC-loads", "LLC-load-misses"]
@@ -446,7 +449,7 @@ def _ppid(pid: int) -> int | None:
 
 
 class _Watch:
-    """perf stat (wrapping ``inner``) + bio recording + the sampler, for one window."""
+    """One window: ``perf stat`` around the workload (or a sleep), the bio recording and the /proc sampler."""
 
     def __init__(self, tools: _Tools, tmp: Path, pids: Callable[[], set[int] | None]) -> None:
         self.tools = tools
@@ -565,7 +568,7 @@ def observe_command(argv: Sequence[str], *, pmu: bool = False, timeout: float = 
                         "no context switches")
         obs.signals.set("wakeups_per_s", vol / window)
         _finish(watch, obs, a, b, watch.sampler.seen or None, per_process_io=False,
-                write_dirtied=io.get("write_bytes", 0) > 0)
+                write_dirtied=io.get("write_bytes", 0) >= DIRTIED_BYTES)
         if not watch.sampler.seen:
             obs.notes.append("the command ended before the first /proc sample: memory, threads and sockets not seen")
         if code != 0:
@@ -612,7 +615,8 @@ def observe_pids(pids: Sequence[int], duration: float, *, pmu: bool = False) -> 
         _machine_signals(obs.signals, a, b, window, system=False)
         _perf_signals(obs.signals, counters, tools, window, system=False)
         s = watch.sampler
-        _finish(watch, obs, a, b, s.seen, per_process_io=True, write_dirtied=s.delta("io_write_bytes") > 0)
+        _finish(watch, obs, a, b, s.seen, per_process_io=True,
+                write_dirtied=s.delta("io_write_bytes") >= DIRTIED_BYTES)
     if len(at_start) > len(pids):
         obs.notes.append(f"observed {len(at_start)} processes: the {len(pids)} given and their descendants")
     obs.notes.append("processes that started and ended between two /proc samples are missing from the per-process "
