@@ -75,3 +75,12 @@ def test_tune_and_compare_strict_refuse_before_any_run(hone, tmp_path: Path, tun
     res = hone(verb[0], spec, *verb[1:], "--strict")
     assert res.code == 2 and f"hone {verb[0]} --strict: refusing" in res.err, res.err
     assert (tmp_path / "conf.ini").read_text() == "k = 1\n"
+
+
+def test_preset_apply_strict_refuses_before_any_setting(hone, tuned: int) -> None:  # type: ignore[no-untyped-def]
+    planned = hone("preset", "apply", "throughput-server", "--dry-run")
+    assert planned.code == 0 and "would set" in planned.out, planned.out + planned.err
+    res = hone("preset", "apply", "throughput-server", "--strict")
+    assert res.code == 2 and "hone preset apply --strict: refusing, nothing was changed" in res.err, res.err
+    assert "tuned runs" in res.err and "it can change this session's knobs" in res.err
+    assert "nothing changed by hone" in hone("status").out

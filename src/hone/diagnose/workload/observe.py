@@ -115,6 +115,11 @@ class _Sampler(threading.Thread):
         self.tcp_last: dict[int, procfs.TcpCounters] = {}
         self.tcp_at_start: set[int] | None = None
         self.ss = shutil.which("ss")
+        # per thread (pid, tid) → (run + run-queue ns, voluntary, involuntary switches): a thread
+        # that exits keeps what it did (a per-process sum over live threads would lose it)
+        self.task_first: dict[tuple[int, int], tuple[int, int, int]] = {}
+        self.task_last: dict[tuple[int, int], tuple[int, int, int]] = {}
+        self.ticks = 0
 
     def run(self) -> None:
         while True:
@@ -147,9 +152,13 @@ class _Sampler(threading.Thread):
             self.seen.add(pid)
             self.first.setdefault(pid, counts)
             self.last[pid] = counts
+            for tid, task in self._tasks(pid).items():
+                self.task_first.setdefault((pid, tid), task if self.ticks == 0 else (0, 0, 0))
+                self.task_last[(pid, tid)] = task
             threads += counts.get("Threads", 0)
             memory += counts.get("Pss", 0)
             sockets |= procfs.socket_inodes(pid)
+        self.ticks += 1
         self.processes = max(self.processes, alive)
         self.threads = max(self.threads, threads)
         self.memory_kb = max(self.memory_kb, memory)
@@ -196,34 +205,40 @@ class _Sampler(threading.Thread):
         pss = procfs.parse_keyed(procfs.read_text(f"/proc/{pid}/smaps_rollup")).get("Pss")
         out["Pss"] = pss if pss is not None else out.get("VmRSS", 0)
         out.update({f"io_{k}": v for k, v in procfs.parse_keyed(procfs.read_text(f"/proc/{pid}/io")).items()})
-        vol = invol = run = wait = 0
-        try:
-            tasks = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            tasks = []
-        for tid in tasks:
-            st = procfs.parse_keyed(procfs.read_text(f"/proc/{pid}/task/{tid}/status"))
-            vol += st.get("voluntary_ctxt_switches", 0)
-            invol += st.get("nonvoluntary_ctxt_switches", 0)
-            sched = procfs.read_text(f"/proc/{pid}/task/{tid}/schedstat").split()
-            if len(sched) >= 2:
-                run, wait = run + int(sched[0]), wait + int(sched[1])
-        out["vol"], out["invol"] = vol, invol
-        out["run_ns"], out["wait_ns"] = run, wait
         out["at_ns"] = time.monotonic_ns()
         return out
 
+    @staticmethod
+    def _tasks(pid: int) -> dict[int, tuple[int, int, int]]:
+        """Each thread's (ns on a CPU + ns runnable on a run queue, voluntary, involuntary switches)."""
+        out = {}
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            return out
+        for tid in tasks:
+            st = procfs.parse_keyed(procfs.read_text(f"/proc/{pid}/task/{tid}/status"))
+            sched = procfs.read_text(f"/proc/{pid}/task/{tid}/schedstat").split()
+            if len(sched) >= 2 and st:
+                out[int(tid)] = (int(sched[0]) + int(sched[1]), st.get("voluntary_ctxt_switches", 0),
+                                 st.get("nonvoluntary_ctxt_switches", 0))
+        return out
+
+    def task_delta(self, index: int, pid: int | None = None) -> int:
+        """Σ over threads (of ``pid``, or all) of last − first of field ``index`` of :meth:`_tasks`."""
+        return sum(last[index] - self.task_first[key][index] for key, last in self.task_last.items()
+                   if pid is None or key[0] == pid)
+
     def demand(self) -> float | None:
-        """CPUs the observed processes wanted: Σ over processes of (time on a CPU + time
-        runnable on a run queue) / the span they were sampled over. Unlike CPU time per
-        second it does not fall when other work on the machine takes the CPUs."""
+        """CPUs the observed processes wanted: Σ over processes of their threads' (time on a CPU
+        + time runnable on a run queue) / the span the process was sampled over. Unlike CPU
+        time per second it does not fall when other work on the machine takes the CPUs."""
         total, any_span = 0.0, False
         for pid, last in self.last.items():
-            first = self.first[pid]
-            span = last["at_ns"] - first["at_ns"]
+            span = last["at_ns"] - self.first[pid]["at_ns"]
             if span >= TICK_S * 1e9 / 2:
                 any_span = True
-                total += (last["run_ns"] + last["wait_ns"] - first["run_ns"] - first["wait_ns"]) / span
+                total += self.task_delta(0, pid) / span
         return total if any_span else None
 
     def delta(self, key: str) -> int:
@@ -403,7 +418,7 @@ def _sampled_signals(sig: Signals, s: _Sampler, window: float, *, per_process_io
         user, system = s.delta("utime") / tick, s.delta("stime") / tick
         sig.set("sys_share_pct", system / (user + system) * 100 if user + system > 0 else None,
                 "no CPU time in the window")
-        vol, invol = s.delta("vol"), s.delta("invol")
+        vol, invol = s.task_delta(1), s.task_delta(2)
         sig.set("voluntary_switch_pct", vol / (vol + invol) * 100 if vol + invol else None, "no context switches")
         sig.set("wakeups_per_s", vol / window)
         _io_signals(sig, {k: s.delta(f"io_{k}") for k in ("read_bytes", "write_bytes", "rchar", "wchar", "syscr",
