@@ -115,3 +115,34 @@ def test_apply_with_no_fitting_preset_verifies_nothing(hone, tmp_path: Path) -> 
     assert res.code == 2 and "Traceback" not in res.err
     assert "hone: error: no preset fits no class fits" in res.err and "nothing verified or applied" in res.err
     assert "nothing changed by hone" in hone("status").out
+
+
+def test_postgresql_without_fsync_is_not_called_a_database(hone, pg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The test cluster runs with fsync=off: under pgbench it commits without forcing anything to
+    disk, and the one trait that tells a database server apart here is absent. hone must say what
+    it knows and not pretend."""
+    import os
+
+    pg.createdb("analyse")
+    env = {**os.environ, "PGPASSWORD": "s3cret-Pw"}
+    base = [str(pg.bindir / "pgbench"), "-h", "127.0.0.1", "-p", str(pg.port), "-U", "hone"]
+    subprocess.run([*base, "-i", "-s", "1", "analyse"], check=True, capture_output=True, timeout=120, env=env)
+    load = subprocess.Popen([*base, "-c", "4", "-j", "2", "-T", "120", "analyse"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env)
+    try:
+        time.sleep(1)
+        out = tmp_path / "a.json"
+        res = hone("analyse", "--pid", pg.proc.pid, "--duration", "4", "--json", out)
+        assert res.code == 0, res.err
+    finally:
+        load.kill()
+        load.wait()
+    doc = json.loads(out.read_text())
+    values = doc["signals"]["values"]
+    assert values["processes"] >= 5 and values["connections"] >= 4 and values["fsyncs_per_s"] < 10, values
+    assert "database-oltp" not in doc["decided"]
+    service = next(g for g in doc["groups"] if g["group"] == "service")
+    assert service["decided"] is None, doc["summary"]  # no single server kind is claimed …
+    assert len(service["candidates"]) != 1 and service["tells_apart"] or not service["candidates"]
+    # … and what is known is said
+    assert "holds client connections" in doc["known"] and "accepts connections (a server)" in doc["known"]
