@@ -143,6 +143,6 @@ def test_postgresql_without_fsync_is_not_called_a_database(hone, pg, tmp_path: P
     assert "database-oltp" not in doc["decided"]
     service = next(g for g in doc["groups"] if g["group"] == "service")
     assert service["decided"] is None, doc["summary"]  # no single server kind is claimed …
-    assert len(service["candidates"]) != 1 and service["tells_apart"] or not service["candidates"]
+    assert (len(service["candidates"]) != 1 and service["tells_apart"]) or not service["candidates"]
     # … and what is known is said
     assert "holds client connections" in doc["known"] and "accepts connections (a server)" in doc["known"]
