@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -121,8 +122,6 @@ def test_postgresql_without_fsync_is_not_called_a_database(hone, pg, tmp_path: P
     """The test cluster runs with fsync=off: under pgbench it commits without forcing anything to
     disk, and the one trait that tells a database server apart here is absent. hone must say what
     it knows and not pretend."""
-    import os
-
     pg.createdb("analyse")
     env = {**os.environ, "PGPASSWORD": "s3cret-Pw"}
     base = [str(pg.bindir / "pgbench"), "-h", "127.0.0.1", "-p", str(pg.port), "-U", "hone"]
