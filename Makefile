@@ -1,4 +1,4 @@
-.PHONY: setup demo example-postgresql example-redis example-nginx example-pgo-redis example-readahead test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-faults bench-readahead lint clean
+.PHONY: setup demo example-postgresql example-redis example-nginx example-pgo-redis example-readahead test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-analyse bench-faults bench-readahead lint clean
 VENV := .venv
 HONE := $(VENV)/bin/hone
 export PATH := $(CURDIR)/$(VENV)/bin:$(HOME)/.cargo/bin:$(PATH)
@@ -79,6 +79,10 @@ bench-readahead:            # adaptive read-ahead vs fixed 128 KB / 1024 KB on a
 bench-diagnose:
 	@$(SETUP) core diagnose
 	$(VENV)/bin/python benchmarks/diagnose_calibration.py
+
+bench-analyse:              # hone analyse on PostgreSQL, Redis, nginx, compressors, readers: the confusion table (~8 min, root)
+	@$(SETUP) core diagnose bench-analyse
+	$(VENV)/bin/python benchmarks/workload_classes.py
 
 lint:
 	@$(SETUP) core

@@ -41,6 +41,7 @@ _VERBS = {
     "flame": "hone.cli._diagnose",
     "doctor": "hone.cli._diagnose",
     "adapt": "hone.cli._adapt",
+    "analyse": "hone.cli._analyse",
 }
 
 
