@@ -132,7 +132,8 @@ def reachable_dir():  # type: ignore[no-untyped-def]
 @pytest.mark.skipif(os.geteuid() != 0, reason="workers switch to nobody only under a root master")
 def test_workers_running_as_another_user_write_their_profiles(hone, project, tmp_path: Path,
                                                               reachable_dir: Path) -> None:
-    # As nginx: the master runs as root, the workers as nobody after the fork.
+    # As nginx: the master runs as root, the workers as nobody after the fork, without the
+    # environment the master was started with (so without GCOV_PREFIX or the like).
     port, mark = free_port(), new_mark()
     spec = _server(project, port, {'"300"]': f'"{ROUNDS}", "{WORKERS}", "nobody"]',
                                    "  train:": '  command: [make, "CC={cc}", "CFLAGS={cflags}", "LDFLAGS={ldflags}"]\n'

@@ -15,7 +15,8 @@
  * (each exit()s and writes its profile), then exits normally. A worker that ends on its own
  * (the "exit" request) makes the master stop the others and exit with that worker's status.
  * USER (a master started as root): each worker switches to that user after the fork, as
- * nginx's workers become "nobody" -- they then write their profiles as that user. */
+ * nginx's workers become "nobody" -- they then write their profiles as that user -- and drops
+ * its environment (nginx keeps only what its env directives name). */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -129,7 +130,8 @@ static long accept_loop(int ls, long rounds, int worker) {
 
 /* The pre-forking master: fork the workers, wait for a stop signal (or a worker's own end),
  * forward TERM, reap every worker, exit normally (or with the status of a worker that died). */
-/* A worker leaves root for ``user`` (NULL: stays as it is). */
+/* A worker leaves root for ``user`` (NULL: stays as it is) and, as nginx's workers do, drops
+ * the environment it was started with. */
 static void become(const char *user) {
     if (!user) return;
     struct passwd *pw = getpwnam(user);
@@ -137,6 +139,7 @@ static void become(const char *user) {
         fprintf(stderr, "toy-server: cannot become %s\n", user);
         _exit(4);
     }
+    clearenv();
 }
 
 static int master(int ls, long rounds, int workers, const char *user) {
