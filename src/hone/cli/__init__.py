@@ -29,6 +29,7 @@ _VERBS = {
     "rollback": "hone.cli._apply",
     "export": "hone.cli._persist",
     "verify": "hone.cli._persist",
+    "preset": "hone.cli._preset",
     "compare": "hone.cli._compare",
     "report": "hone.cli._report",
     "tune": "hone.cli._tune",
@@ -39,6 +40,8 @@ _VERBS = {
     "profile": "hone.cli._diagnose",
     "flame": "hone.cli._diagnose",
     "doctor": "hone.cli._diagnose",
+    "adapt": "hone.cli._adapt",
+    "analyse": "hone.cli._analyse",
 }
 
 
