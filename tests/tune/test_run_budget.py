@@ -1,6 +1,6 @@
 """``hone tune --max-runs``: a hard cap on benchmark runs, every phase counted; the plan and its
-refusal up front; intensification (one run per trial, more for a contender). The benchmarks
-append a line per run to a log (tests/tune/conftest.py), so the runs are counted independently."""
+refusal up front; one run per trial; runs that repeat exactly. The benchmarks append a line per
+run to a log (tests/tune/conftest.py), so the runs are counted independently."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def test_max_runs_holds_with_the_baseline_search_confirmation_and_ablation_all_c
     assert _runs(log) == sum(spent.values()) == doc["budget"]["runs_total"] <= 80
     assert spent["baseline"] == 2 and spent["confirmation"] == 12  # 6 rounds × 2 arms, no warm-up
     assert doc["ablation"] is not None and spent["ablation"] == 6 * (4 + 3)  # leave-one-out, then the last block
-    assert 8 <= spent["search"] <= 16  # 8 trials of 1 run, some re-measured once
+    assert spent["search"] == 8  # 8 trials of 1 run: the runs repeat exactly
     assert re.search(r"runs: ≤ 80 benchmark runs \(--max-runs\): baseline 2, search ≤ ", res.out), res.out
     assert f"benchmark runs: {sum(spent.values())} of --max-runs 80 (baseline 2, search " in res.out
 
@@ -52,7 +52,7 @@ def test_the_spec_budget_stops_the_search_exactly_with_failing_runs_counted(work
     assert doc["budget"]["runs_planned"] == {"baseline": 3, "search": 15, "confirmation": 12, "ablation": 0}
     assert _runs(workload / "runs.log") == 30
     assert doc["failed_trials"] >= 1  # x = 3 or 6 fails: those runs count like any other
-    assert doc["budget"]["search_stopped"] and "search stopped after" in res.out
+    assert "the baseline's runs repeat within 1%: one run per trial" in res.out
 
 
 def test_a_budget_too_small_to_confirm_is_refused_before_anything_runs(workload: Path, hone, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
@@ -80,33 +80,25 @@ def test_a_bad_max_runs_in_the_spec_names_its_line(workload: Path, hone) -> None
     assert re.match(rf"{re.escape(str(spec))}:\d+: tune.max_runs: ", res.err.strip()), res.err
 
 
-def test_intensification_remeasures_a_contender_and_not_a_worse_configuration(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
-    # Deterministic scores: a trial whose run beats the incumbent (the best configuration measured 3
-    # times, the baseline's 93 at first) gets 3 runs; every other trial gets 1.
-    spec = write_workload(workload, repeats=3, trials=12)
-    res = hone("tune", spec, "--max-runs", "60", "--sampler", "random", "--study", "race", "--json",
-               workload / "r.json")
+def test_under_a_budget_a_noisy_benchmark_gets_one_run_per_trial_and_one_candidate(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    # ±5% by turns: not exact, so the GP weighs the noise; every trial one run; a fifth of the 60 runs
+    # (12) holds one candidate's confirmation (6 rounds × 2 arms), the search gets the rest
+    spec = write_workload(workload, mode="noisy", repeats=3, trials=60)
+    spec.write_text(spec.read_text().replace("top_k: 1", "top_k: 3"))
+    res = hone("tune", spec, "--max-runs", "60", "--study", "one", "--json", workload / "r.json")
     assert res.code == 0, res.err + res.out
     doc = json.loads((workload / "r.json").read_text())
-    trials = sorted(optuna.load_study(study_name="race", storage=doc["storage"]).trials, key=lambda t: t.number)
-    incumbent, remeasured, single = 93.0, 0, 0
-    for t in trials:
-        runs = len(t.user_attrs["runs"])
-        if t.values[0] > incumbent:
-            assert runs == 3, (t.number, t.values, incumbent)
-            incumbent, remeasured = t.values[0], remeasured + 1
-        else:
-            assert runs == 1, (t.number, t.values, incumbent)
-            single += 1
-    assert remeasured >= 1 and single >= 1
-    lines = [tuple(map(int, ln.split())) for ln in (workload / "runs.log").read_text().splitlines()]
-    assert len(lines) == sum(doc["budget"]["runs_spent"].values()) <= 60
-    assert doc["budget"]["runs_spent"]["search"] == sum(len(t.user_attrs["runs"]) for t in trials)
+    trials = optuna.load_study(study_name="one", storage=doc["storage"]).trials
+    assert trials and all(len(t.user_attrs["runs"]) == 1 for t in trials)
+    assert doc["budget"]["runs_planned"] == {"baseline": 3, "search": 45, "confirmation": 12, "ablation": 0}
+    assert len(doc["confirmations"]) == 1 and "1 candidate instead of 3" in res.out
+    assert _runs(workload / "runs.log") == sum(doc["budget"]["runs_spent"].values()) <= 60
+    assert doc["budget"]["runs_spent"]["search"] == len(trials) == 45
 
 
-def test_no_intensify_keeps_the_fixed_repeats_within_the_budget(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
-    spec = write_workload(workload, repeats=3, trials=40)
-    res = hone("tune", spec, "--max-runs", "40", "--no-intensify", "--sampler", "random", "--study", "fixed",
+def test_fixed_repeats_keep_every_trials_repeats_within_the_budget(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, repeats=3, trials=40)  # exact runs, but the user asked for the repeats
+    res = hone("tune", spec, "--max-runs", "40", "--fixed-repeats", "--sampler", "random", "--study", "fixed",
                "--json", workload / "r.json")
     assert res.code == 0, res.err + res.out
     doc = json.loads((workload / "r.json").read_text())
@@ -138,12 +130,12 @@ def test_atune_iterations_are_the_run_budget(tmp_path: Path, hone) -> None:  # t
 
 def test_with_max_time_too_the_run_budget_binds_first_when_it_is_the_smaller(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
     spec = write_workload(workload, repeats=2, trials=100)
-    res = hone("tune", spec, "--max-runs", "24", "--max-time", "1h", "--sampler", "random", "--json",
-               workload / "r.json")
+    res = hone("tune", spec, "--max-runs", "24", "--max-time", "1h", "--fixed-repeats", "--sampler", "random",
+               "--json", workload / "r.json")
     assert res.code == 0, res.err + res.out
     budget = json.loads((workload / "r.json").read_text())["budget"]
     assert budget["max_time_s"] == 3600 and budget["max_runs"] == 24
-    assert _runs(workload / "runs.log") == budget["runs_total"] == 24  # 2 + 10 + the confirmation's 12
+    assert _runs(workload / "runs.log") == budget["runs_total"] == 24  # 2 + 5 trials × 2 + the confirmation's 12
     assert "--max-runs leaves" in budget["search_stopped"]
 
 
@@ -169,14 +161,14 @@ def test_max_runs_with_local_workers_is_refused(workload: Path, hone, state_dir:
 @settings(max_examples=300, deadline=None)
 @given(n=st.integers(1, 300), repeats=st.integers(1, 5), warmup=st.integers(0, 2), top_k=st.integers(1, 4),
        confirm=st.sampled_from([0, 3, 6, 9, 12]), ablation_rounds=st.integers(1, 12), knobs=st.integers(1, 5),
-       trials=st.integers(1, 200), intensify=st.booleans(), data=st.data())
+       trials=st.integers(1, 200), one_run=st.booleans(), exact=st.booleans(), data=st.data())
 def test_the_plan_and_its_rules_never_spend_more_than_max_runs(n: int, repeats: int, warmup: int, top_k: int,
                                                                confirm: int, ablation_rounds: int, knobs: int,
-                                                               trials: int, intensify: bool, data: st.DataObject
-                                                               ) -> None:
+                                                               trials: int, one_run: bool, exact: bool,
+                                                               data: st.DataObject) -> None:
     w = min(1, warmup)
-    plan = RunPlan(baseline=warmup + repeats, trial_first=warmup + (1 if intensify else repeats),
-                   trial_most=warmup + repeats, confirm_arms=top_k + 1 if confirm else 0,
+    plan = RunPlan(baseline=warmup + repeats, trial_first=warmup + (1 if one_run else repeats),
+                   confirm_arms=top_k + 1 if confirm else 0,
                    confirm_rounds=max(confirm, MIN_ROUNDS), ablation_arms=knobs + 1 if confirm and knobs >= 2 else 0,
                    ablation_rounds=max(ablation_rounds, MIN_ROUNDS), warmup_rounds=w, trials=trials)
     budget = RunBudget(n)
@@ -188,16 +180,17 @@ def test_the_plan_and_its_rules_never_spend_more_than_max_runs(n: int, repeats: 
     assert n >= RunBudget.minimum(plan)
     for _ in range(plan.baseline):
         budget.count()
+    if exact:  # the baseline's runs repeated exactly: one run per trial, one candidate
+        budget.replan(trial_first=warmup + 1, confirm_arms=min(plan.confirm_arms, 2))
+        assert budget.plan is not None
+        plan = budget.plan
+        top_k = 1
     budget.phase = "search"
     done = 0
     while done < budget.trials_cap(0) and not budget.stop_search():
         first = data.draw(st.integers(1, plan.trial_first), "runs before a failure")  # a failed run ends it
         for _ in range(first):
             budget.count()
-        while first == plan.trial_first and first < plan.trial_most and data.draw(st.booleans(), "contender") \
-                and budget.may_remeasure():
-            budget.count()
-            first += 1
         done += 1
     assert done >= 1
     if plan.confirm_arms:

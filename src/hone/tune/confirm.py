@@ -90,9 +90,7 @@ def pick_candidates(study: optuna.Study, objective: Objective, top_k: int,
 
     Single objective: by objective value; with hone's GP as ``model``, the last of them is
     the configuration the model ranks first among the others when it offers one (noisy
-    searches of spaces too large to enumerate, :meth:`HoneGPSampler.model_candidate`), and a
-    single candidate under noise is the model's choice among the best observed
-    (:meth:`HoneGPSampler.single_candidate`).
+    searches of spaces too large to enumerate, :meth:`HoneGPSampler.model_candidate`).
     Pareto: the front, ordered by the confirmation figure (weighted geometric mean of the
     metrics)."""
     trials = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
@@ -114,12 +112,7 @@ def pick_candidates(study: optuna.Study, objective: Objective, top_k: int,
         out.append(_candidate(t))
         if len(out) >= top_k:
             break
-    if model is not None and objective.mode != "pareto" and top_k == 1 and out:
-        # one candidate under noise: the model's choice among the best observed, not the luckiest
-        alt = model.single_candidate(study)
-        if alt is not None and alt.number != out[0].trial_number:
-            out = [_candidate(alt, " (the model's)")]
-    elif model is not None and objective.mode != "pareto" and top_k >= 2 and len(out) == top_k:
+    if model is not None and objective.mode != "pareto" and top_k >= 2 and len(out) == top_k:
         taken = {_config_key(c.config) for c in out[:-1]}
         pool = [t for t in trials if _config_key(t.user_attrs.get("config", {})) not in taken]
         alt = model.model_candidate(study, pool)

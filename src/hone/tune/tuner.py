@@ -318,8 +318,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             trial_runs = 1 if one_run else repeats  # what one trial's value is the mean of, mostly
             noise = record_trial_noise(study, baseline, objective, repeats, trial_runs)
             if noise is not None and isinstance(sampler, HoneGPSampler) and sampler.noisy(study):
-                phase("noise", f"~{100 * noise:.1f}% per trial (baseline CV/√{trial_runs}): half the GP's"
-                      " suggestions are Thompson samples")
+                phase("noise", f"~{100 * noise:.1f}% per trial (baseline CV/√{trial_runs}): the GP weighs it")
             top_k = settings.top_k
             if exact_runs(settings, noise, trial_runs):
                 # repeats decide nothing when runs repeat exactly: one run a trial, only the best confirmed
@@ -413,8 +412,9 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
 def exact_runs(settings: TuneSettings, noise: float | None, trial_runs: int) -> bool:
     """Do the baseline's runs repeat within :data:`EXACT_CV` (a deterministic benchmark: counted
     instructions, a simulator, a replayed table)? Then a second run of a configuration decides
-    nothing (docs/decisions/0019-exact-runs.md). Only for trials run by this process."""
-    if not settings.exact_aware or settings.workers or noise is None:
+    nothing (docs/decisions/0019-exact-runs.md). Not with ``--fixed-repeats``, and only for trials
+    run by this process."""
+    if not settings.exact_aware or settings.one_run is False or settings.workers or noise is None:
         return False
     return noise * math.sqrt(trial_runs) < EXACT_CV
 

@@ -269,23 +269,27 @@ def _noisy_bowl_study(seed: int, noise_cv: float | None, trials: int = 16, attr:
     return study
 
 
-def test_noisy_measurements_switch_on_thompson_samples_and_stay_deterministic(monkeypatch):
+def test_thompson_samples_are_a_seeded_share_of_the_suggestions_and_stay_deterministic(monkeypatch):
     calls: list[int] = []
     original = HoneGPSampler._thompson
     monkeypatch.setattr(HoneGPSampler, "_thompson", lambda self, *a: calls.append(1) or original(self, *a))
-    quiet = _noisy_bowl_study(2, None)
-    assert calls == []  # noise unknown: EI only, as before
-    below = _noisy_bowl_study(2, NOISY_CV / 2)
-    assert calls == [] and [t.params for t in below.trials] == [t.params for t in quiet.trials]
     noisy = _noisy_bowl_study(2, 0.05)
-    # 12 model-based suggestions, a seeded coin each: some Thompson, some EI
+    # 12 model-based suggestions, a seeded coin each: some Thompson, some EI — with or without noise
     assert 0 < len(calls) < 12, calls
-    assert [t.params for t in noisy.trials] != [t.params for t in quiet.trials]
+    calls.clear()
+    quiet = _noisy_bowl_study(2, None)
+    assert 0 < len(calls) < 12, calls
     calls.clear()
     again = _noisy_bowl_study(2, 0.05, attr=True)  # the noise from the study (what hone tune stores)
     assert [t.params for t in again.trials] == [t.params for t in noisy.trials]
     seen = [(t.params["x"], t.params["mode"]) for t in noisy.trials]
     assert len(set(seen)) == len(seen)  # Thompson samples never repeat a measured configuration
+    calls.clear()
+    study = optuna.create_study(sampler=HoneGPSampler(seed=2, n_startup_trials=4, thompson_share=0.0))
+    for _ in range(8):
+        t = study.ask({"x": IntDistribution(0, 30)})
+        study.tell(t, 1.0 + t.params["x"])
+    assert calls == [] and len(quiet.trials) == 16  # share 0: EI only
 
 
 def test_thompson_sample_on_a_large_enumerable_space_uses_a_bounded_subset(monkeypatch):
@@ -316,7 +320,9 @@ def test_thompson_sample_on_a_large_enumerable_space_uses_a_bounded_subset(monke
     assert all(0 <= v <= c.size - 1 for v, c in zip(pick, cols, strict=True))
 
 
-def test_thompson_samples_model_y_itself_and_ei_log_y(monkeypatch):
+def test_thompson_samples_model_the_ranks_and_ei_log_y(monkeypatch):
+    from scipy.stats import norm, rankdata
+
     seen_y: list[tuple[bool, np.ndarray]] = []
     original = HoneGPSampler._ei_argmax
 
@@ -330,7 +336,7 @@ def test_thompson_samples_model_y_itself_and_ei_log_y(monkeypatch):
     kinds = set()
     for thompson, y in seen_y:
         values = raw[:len(y)]
-        expect = values if thompson else np.log(values)
+        expect = norm.ppf((rankdata(values) - 0.5) / len(values)) if thompson else np.log(values)
         assert np.allclose(y, (expect - expect.mean()) / expect.std()), thompson
         kinds.add(thompson)
     assert kinds == {True, False}
@@ -536,11 +542,13 @@ def _best_after(sampler: HoneGPSampler, trials: int = 30) -> float:
 
 
 def test_a_few_catastrophic_values_do_not_flatten_the_model():
-    # hone's default output warp finds the top in 30 trials on every seed ...
+    # hone's defaults find the top in 30 trials on every seed ...
     assert [_best_after(HoneGPSampler(seed=s)) for s in range(6)] == [20.0] * 6
-    # ... where a model of the values themselves, flattened by the catastrophes, mostly does not
-    linear = [_best_after(HoneGPSampler(seed=s, warp="linear")) for s in range(6)]
-    assert sum(v < 20.0 for v in linear) >= 3
+    # ... and EI alone does too on the ranks, where on the values themselves, flattened by the
+    # catastrophes, it mostly does not
+    ranked = [_best_after(HoneGPSampler(seed=s, thompson_share=0.0)) for s in range(6)]
+    linear = [_best_after(HoneGPSampler(seed=s, thompson_share=0.0, warp="linear")) for s in range(6)]
+    assert ranked == [20.0] * 6 and sum(v < 20.0 for v in linear) >= 3
 
 
 def test_failed_trials_enter_the_model_beyond_the_worst_value():

@@ -52,7 +52,7 @@ def _hone_search(problem: Problem, seed: int, budget: int, noise: float) -> Trac
 def _hone_search_ts(problem: Problem, seed: int, budget: int, noise: float) -> Trace:
     from .hone_engine import search_only
 
-    return search_only(problem, seed, budget, noise, {"gp.thompson_share_exact": 0.5})
+    return search_only(problem, seed, budget, noise, {"gp.thompson_share": 0.5})
 
 
 ANCHORS: dict[str, Callable[[Problem, int, int, float], Trace]] = {"random": random_search,

@@ -11,10 +11,12 @@ evaluated configurations) and :mod:`.sampler` (the Optuna sampler that puts them
 
 The loop: a few seeded Latin-hypercube starts, then EI maximised over candidates — every
 configuration when the discrete space is small, else random points, trust-region points,
-neighbours of the best few and a short hill-climb on EI. When the measurements are noisy (the
-study's :data:`ATTR_NOISE_CV` that ``hone tune`` stores from its baseline repeats), a seeded coin
-makes every other suggestion a Thompson sample over the same candidates instead, and in spaces
-too large to enumerate every 6th suggestion from 30 observations on is a line probe.
+neighbours of the best few and a short hill-climb on EI; a seeded coin makes every other
+suggestion a Thompson sample over the same candidates instead. The objective is modelled in log
+when every value is positive, else by its ranks, so a few catastrophic values cannot flatten the
+model (failed trials enter just beyond the worst). When the measurements are noisy (the study's
+:data:`ATTR_NOISE_CV` that ``hone tune`` stores from its baseline repeats), in spaces too large
+to enumerate every 6th suggestion from 30 observations on is a line probe.
 Configurations already measured, failed or running are never suggested again (running trials of
 fleet workers enter the model as a constant liar). Infeasible trials (Optuna constraints) enter
 the model at the worst feasible value. Everything is a function of the study's trials and

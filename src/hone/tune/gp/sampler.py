@@ -104,8 +104,7 @@ class HoneGPSampler(BaseSampler):
             probe = self._line_probe(cols, obs[:2], obs[2], seen)
             if probe is not None:
                 return to_params(cols, probe)
-        share = s.thompson_share if self.noisy(study) else s.thompson_share_exact
-        thompson = bool(share) and bool(rng.random() < share)
+        thompson = bool(s.thompson_share) and bool(rng.random() < s.thompson_share)
         if thompson and s.thompson_warp != s.warp:  # the Thompson half has an output model of its own
             obs = self._observations(study, trials, cols, with_running=True, exclude=trial.number,
                                      warp=s.thompson_warp)
@@ -174,15 +173,6 @@ class HoneGPSampler(BaseSampler):
             return None
         order = self.order_by_model(study, [t.params for t in among]) if among else None
         return None if order is None else among[order[0]]
-
-    def single_candidate(self, study: optuna.Study) -> FrozenTrial | None:
-        """The one configuration to confirm under noise: the first of :meth:`rank_trials` (the
-        best observed few re-ranked by the posterior mean); None without noise (the best observed
-        is then the best), when switched off (``model_candidate``) or without a model."""
-        if not (self.settings.model_candidate and self.noisy(study)) or len(study.directions) != 1:
-            return None
-        ranked = self.rank_trials(study)
-        return ranked[0] if ranked else None
 
     def noisy(self, study: optuna.Study) -> bool:
         """Are the measurements noisy (relative sd of a trial's value ≥ ``noisy_cv``)? From
@@ -269,13 +259,13 @@ class HoneGPSampler(BaseSampler):
 
     def _thompson(self, gp: Any, cols: list[Column], cands: np.ndarray, seen: set[tuple[float, ...]],
                   rng: np.random.Generator) -> list[float]:
-        """The unmeasured candidate where one joint posterior sample is lowest. Why, under noise:
-        EI's incumbent is a noisy estimate, and EI keeps spending trials next to it where the
-        posterior is confidently wrong (a knob held at the edge of its range, a categorical never
-        switched); a posterior sample moves in proportion to what the model does not know
-        (docs/decisions/0007-thompson-half-under-noise.md). The sample is drawn from a GP of y
-        itself, not log y (EI stays on log y): two output models, each wrong somewhere else
-        (docs/decisions/0008-thompson-on-linear-y.md)."""
+        """The unmeasured candidate where one joint posterior sample is lowest. Why: EI keeps
+        spending trials next to its incumbent where the posterior is confidently wrong (a knob held
+        at the edge of its range, a categorical never switched, one basin of a rugged response);
+        a posterior sample moves in proportion to what the model does not know
+        (docs/decisions/0007-thompson-half-under-noise.md, 0042-thompson-without-noise.md). The
+        sample is drawn from a GP of the ranks of y, not log y (EI stays on log y): two output
+        models, each wrong somewhere else (0008, 0041)."""
         cands = np.unique(cands, axis=0)
         fresh = unmeasured(cands, seen)
         if not fresh.any():

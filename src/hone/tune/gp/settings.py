@@ -38,8 +38,7 @@ class GPSettings:
     tr_grow_after: int = 2  # trials in a row with one
     # noise (0007, 0008)
     noisy_cv: float = 0.01  # relative sd of a trial's value at or above which measurements count as noisy
-    thompson_share: float = 0.5  # under noise, this share of suggestions (a seeded coin) are Thompson samples
-    thompson_share_exact: float = 0.0  # ... and with exact measurements
+    thompson_share: float = 0.5  # this share of the model's suggestions (a seeded coin) are Thompson samples (0042)
     ts_max: int = 2000  # a Thompson sample over at most this many candidates (a Cholesky of ts_max²)
     # line probes (0011)
     line_probes: bool = True
