@@ -179,7 +179,7 @@ def test_rounds_double_up_to_max_rounds_and_alpha_is_spent_over_the_looks(hone, 
     (["true", "false", "--sweep", "n=1,2"], "no command contains {n}"),
     (["true", "false", "--sweep", "n"], "expected NAME=v1,v2"),
     (["true", "false", "--max-rounds", "4", "--rounds", "5"], "must be at least --rounds"),
-    (["true", "false", "--max-time", "soon"], "--max-time soon: expected a duration"),
+    (["true", "false", "--max-time", "soon"], "--max-time: expected a duration"),
     (["true", "false", "--metric", "ops"], "--metric ops"),
     (["true", "false", "--prepare", "a", "--prepare", "b", "--prepare", "c"], "--prepare given 3 times"),
 ])

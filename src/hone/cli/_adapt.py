@@ -7,7 +7,7 @@ import sys
 import click
 
 from hone.cli import main
-from hone.cli._common import console, err_console
+from hone.cli._common import console, duration_option, err_console
 from hone.core.errors import CapabilityError, RestoreError
 
 
@@ -16,22 +16,11 @@ def adapt_group() -> None:
     """Controllers that change a setting while the workload runs, as its behaviour changes."""
 
 
-def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
-    from hone.core.durations import parse_duration
-
-    if value is None:
-        return None
-    try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
-
-
 @adapt_group.command("readahead")
 @click.option("--device", required=True, metavar="DEV",
               help="The disk whose read_ahead_kb is switched (loop0, /dev/vdb, /dev/mapper/vg-data); "
                    "no other is touched.")
-@click.option("--duration", callback=_duration, metavar="S",
+@click.option("--duration", callback=duration_option, metavar="S",
               help="Stop after this long (90s, 10m, 2h); default: until Ctrl-C or SIGTERM.")
 @click.option("--lower", "lower_pct", type=float, default=30.0, show_default=True, metavar="PCT",
               help="Sequential share at or below which the device gets --random-kb (A-Tune lower-bound-percentage).")

@@ -35,6 +35,21 @@ def stdout_for_data(*paths: str | None) -> None:
     console.file = sys.stderr if "-" in paths else None  # type: ignore[assignment]  # None = stdout
 
 
+def duration_arg(text: str, flag: str) -> float:
+    """Seconds in a duration option's text (90s, 45m, 2h), or one line naming ``flag`` (exit 2)."""
+    from hone.core.durations import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise HoneError(f"{flag}: {exc}") from None
+
+
+def duration_option(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """A click callback for a duration option (None when not given): :func:`duration_arg`."""
+    return None if value is None else duration_arg(value, param.opts[0])
+
+
 def safe_study_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """``--study NAME`` callback: the name becomes a file name in the state directory."""
     from hone.spec.models import check_name

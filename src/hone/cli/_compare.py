@@ -11,8 +11,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from hone.cli import main
-from hone.cli._common import console, err_console, stdout_for_data
-from hone.core.durations import parse_duration
+from hone.cli._common import console, duration_arg, err_console, stdout_for_data
 from hone.core.errors import HoneError, RestoreError
 from hone.experiment import Look
 from hone.experiment.compare import (
@@ -143,7 +142,7 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
     gate = parse_fail_on(fail_on)
     stdout_for_data(export_markdown, export_csv, export_json, export_hyperfine, export_bmf, export_gab,
                     export_benchstat, summary_path)
-    budget = None if max_time.strip() in ("0", "0s") else _duration(max_time, "--max-time")
+    budget = None if max_time.strip() in ("0", "0s") else duration_arg(max_time, "--max-time")
     if budget is None and max_rounds is None:
         max_rounds = rounds  # exactly --rounds
     settings = CompareSettings(
@@ -208,13 +207,6 @@ class VariantFailedError(HoneError):
     """A variant produced no successful run: the comparison is reported, then exit 1."""
 
     exit_code = 1
-
-
-def _duration(text: str, flag: str) -> float:
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise HoneError(f"{flag} {text}: {exc}") from None
 
 
 def _look_printer(progress: Progress, task: Any, nvariants: int) -> Any:

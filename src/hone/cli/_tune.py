@@ -14,8 +14,17 @@ from rich.table import Table
 from rich.text import Text
 
 from hone.cli import main
-from hone.cli._common import console, err_console, fmt_num, load_checked, safe_study_name, stdout_for_data, write_json
-from hone.core.errors import HoneError, RestoreError
+from hone.cli._common import (
+    console,
+    duration_option,
+    err_console,
+    fmt_num,
+    load_checked,
+    safe_study_name,
+    stdout_for_data,
+    write_json,
+)
+from hone.core.errors import RestoreError
 from hone.core.paths import state_dir
 from hone.fleet.local import LocalWorkers
 from hone.report.tune_terminal import ablation_lines, budget_lines, recommendation_kind, risk_lines
@@ -36,18 +45,6 @@ def _pct_vs_baseline(result_means: dict[str, float], baseline: dict[str, float],
         return ""
     change = (result_means[name] - b) / abs(b) * 100
     return f"{change:+.1f}%"
-
-
-def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
-    """``--max-time`` callback: seconds, or one line and exit 2 for a bad duration."""
-    from hone.core.durations import parse_duration
-
-    if value is None:
-        return None
-    try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise HoneError(f"--max-time: {exc}") from None
 
 
 @main.command("tune")
@@ -75,7 +72,7 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
                    "(default: tune.ablation, on; only when the winner changes 2 or more knobs).")
 @click.option("--ablation-rounds", type=click.IntRange(min=1), default=None,
               help="Interleaved ablation rounds (default: tune.ablation_rounds, else the confirmation's; at least 6).")
-@click.option("--max-time", metavar="DURATION", callback=_duration, default=None,
+@click.option("--max-time", metavar="DURATION", callback=duration_option, default=None,
               help="Time for the whole session (90s, 45m, 2h; default: tune.max_time): the search stops when the "
                    "next trial would not fit, keeping time for the confirmation and the ablation.")
 @click.option("--max-runs", type=click.IntRange(min=1), default=None, metavar="N",

@@ -23,9 +23,8 @@ Where A-Tune's own semantics are broken hone does the right thing, on purpose:
 * continuous ranges are float64, not A-Tune's float32 (which rounds 107374182400).
 * ``iterations`` (else the server's ``maxiterations``) is hone's run budget
   (``tune.max_runs``), not its trials: A-Tune runs the benchmark once per iteration, so it
-  counts benchmark runs; hone's budget pays for every run — the baseline, re-measurements,
-  the confirmation — and within it measures each configuration once and re-measures (up to
-  ``repeats``, default 3) only one that could be the best so far.
+  counts benchmark runs; hone's budget pays for every run — the baseline and the
+  confirmation too — and within it measures each configuration once.
 * the baseline is measured ``repeats`` times (A-Tune measures once), and the winner must
   survive confirmation.
 * ``threshold`` on an evaluation becomes a constraint: ``>= threshold`` for maximized
@@ -211,7 +210,7 @@ def translate(client: LocatedYaml, server: LocatedYaml) -> dict[str, Any]:
     engine = str(c.get("engine", "bayes"))
     tune: dict[str, Any] = {"sampler": ENGINES.get(engine, "auto"), "objective": "weighted"}
     # A-Tune's iterations count benchmark runs (one per configuration): they are hone's run
-    # budget, which also pays for the baseline, re-measurements and the confirmation.
+    # budget, which also pays for the baseline and the confirmation.
     src, key = (client, "iterations") if c.get("iterations") is not None else (server, "maxiterations")
     iterations = (c if src is client else s).get(key)
     if iterations is not None:

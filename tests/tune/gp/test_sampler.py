@@ -149,7 +149,7 @@ def test_infeasible_region_is_avoided_and_never_recommended():
         t.set_user_attr("hone_constraints", [float(t.params["x"] - 20)])
         study.tell(t, 100.0 - t.params["x"] + 0.1 * t.params["y"])
     late = [t.params["x"] for t in study.trials[10:]]
-    assert sum(x > 20 for x in late) <= 3, late
+    assert sum(x > 20 for x in late) <= len(late) // 3, late  # the Thompson half still explores (0042)
     ranked = sampler.rank_trials(study)
     assert all(t.params["x"] <= 20 for t in ranked)
     assert ranked[0].params["x"] >= 17
