@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(shutil.which("perf") is None, reason="perf is no
 
 def test_a_compressor_is_cpu_bound_compute(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     data = tmp_path / "text.txt"
-    data.write_text("".join(f"line {i} of some words {i * 7 % 1000}\n" for i in range(600_000)))
+    data.write_text("".join(f"line {i} of some words {i * 7 % 1000}\n" for i in range(1_500_000)))
     out = tmp_path / "a.json"
     res = hone("analyse", "--json", out, "--", "gzip", "-9", "-c", data)
     assert res.code == 0, res.err

@@ -122,9 +122,11 @@ class _Sampler(threading.Thread):
         self.ticks = 0
 
     def run(self) -> None:
+        # Quick looks first so a command that ends within a second is still sampled twice.
+        waits = iter((0.05, 0.1, 0.2))
         while True:
             self.tick()
-            if self.stopping.wait(TICK_S):
+            if self.stopping.wait(next(waits, TICK_S)):
                 break
 
     def stop(self) -> None:
