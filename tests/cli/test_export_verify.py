@@ -156,3 +156,102 @@ def test_overwriting_a_file_under_etc_is_journaled_and_rolled_back(hone, tmp_pat
         assert target.stat().st_mode & 0o777 == 0o640
     finally:
         target.unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------- PRESET as a source
+
+
+def _user_preset(tmp_path: Path, value: str) -> Path:
+    path = tmp_path / "wb.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        preset: wb
+        version: 3
+        description: a test preset on a harmless sysctl
+        classes: [io-sequential]
+        include: throughput-server
+        exclude: [vm.swappiness, vm.dirty_ratio, vm.dirty_background_ratio]
+        files:
+          app: {{format: conf, match: [app.conf]}}
+        settings:
+          - {{sysctl: {KEY}, value: {value}, source: "A-Tune: test", why: "a harmless sysctl for the test"}}
+          - {{sysctl: net.ipv4.tcp_rmem, value: "4096 131072 6291456", source: "tuned: test",
+             why: "a value with spaces"}}
+          - {{sysfs: kernel/mm/transparent_hugepage/enabled, value: never, source: "tuned: test", why: "tuned's [vm]"}}
+          - {{file: app, key: workers, value: 8, source: "tuned: test", why: "no tuned plugin for a config key"}}
+        """))
+    return path
+
+
+@needs_root
+def test_preset_sysctl_d_applies_with_sysctl_p_and_verify_names_drift(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    original, rmem = SYSCTL.read_text().strip(), Path("/proc/sys/net/ipv4/tcp_rmem").read_text()
+    value = "460" if original != "460" else "470"
+    preset = _user_preset(tmp_path, value)
+    out = tmp_path / "99-wb.conf"
+    try:
+        res = hone("export", preset, "--sysctl-d", out, "--device", "vda")
+        assert res.code == 0, res.err
+        lines = out.read_text().splitlines()
+        assert lines[0] == "# Written by hone export from the preset wb v3"
+        somaxconn = Path("/proc/sys/net/core/somaxconn").read_text().strip()
+        # at_least (tuned's '>2048'): never lower what the machine has
+        assert f"net.core.somaxconn = {max(int(somaxconn), 2048)}" in lines
+        assert f"{KEY} = {value}" in lines and "net.ipv4.tcp_rmem = 4096 131072 6291456" in lines
+        assert "skipped app.workers: file app is not bound" in res.err
+        assert SYSCTL.read_text().strip() == original  # export writes only FILE
+        applied = run_process(["sysctl", "-p", str(out)], timeout=10)
+        assert applied.returncode == 0, applied.stderr
+        assert SYSCTL.read_text().strip() == value
+        ok = hone("verify", preset, "--json", "-")
+        checks = {c["knob"]: c for c in json.loads(ok.out)["checks"]}
+        assert checks[KEY]["status"] == "ok" and checks["net.ipv4.tcp_rmem"]["status"] == "ok"
+        assert checks["net.core.somaxconn"]["expected"] == ">= 2048" and checks["net.core.somaxconn"]["status"] == "ok"
+        assert checks[KEY]["source"] == "preset wb v3"
+        assert checks["net.core.somaxconn"]["source"] == "preset wb v3, from throughput-server"
+        SYSCTL.write_text("311")
+        drift = hone("verify", preset)
+        assert drift.code == 5 and f"{KEY} (drifted)" in drift.err
+    finally:
+        SYSCTL.write_text(original)
+        Path("/proc/sys/net/ipv4/tcp_rmem").write_text(rmem)
+
+
+def test_preset_tuned_profile_is_a_tuned_profile_layout(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import configparser
+
+    preset = _user_preset(tmp_path, "450")
+    out = tmp_path / "wb-profile"
+    res = hone("export", preset, "--tuned-profile", out, "--device", "vda", "--config", f"app={_app(tmp_path)}")
+    assert res.code == 0, res.err
+    assert "skipped app.workers (file knob): a config-file key: tuned has no plugin" in res.err
+    assert sorted(p.name for p in out.iterdir()) == ["tuned.conf"]
+    # read as tuned's profile loader reads tuned.conf (tuned/profiles/loader.py)
+    parser = configparser.ConfigParser(delimiters=("=",), inline_comment_prefixes=("#",), strict=False)
+    parser.optionxform = str  # type: ignore[assignment, method-assign]
+    parser.read_string((out / "tuned.conf").read_text())
+    assert parser.sections() == ["main", "sysctl", "vm", "disk_vda"]
+    assert parser["main"]["include"] == "throughput-performance"  # throughput-server's tuned profile
+    assert parser["main"]["summary"] == "hone: preset wb v3"
+    assert dict(parser["sysctl"]) == {"net.core.somaxconn": ">2048", KEY: "450",
+                                      "net.ipv4.tcp_rmem": '"4096 131072 6291456"'}
+    assert dict(parser["vm"]) == {"transparent_hugepages": "never"}  # tuned's vm plugin option
+    assert dict(parser["disk_vda"]) == {"type": "disk", "devices": "vda", "readahead": ">4096"}
+    none = hone("export", preset, "--tuned-profile", tmp_path / "p2", "--tuned-include", "none")
+    assert none.code == 0 and "include=" not in (tmp_path / "p2" / "tuned.conf").read_text()
+
+
+def _app(tmp_path: Path) -> Path:
+    (tmp_path / "app.conf").write_text("workers = 1\n")
+    return tmp_path / "app.conf"
+
+
+def test_preset_source_bad_input_is_one_line(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    preset = _user_preset(tmp_path, "450")
+    for args, message in (((preset, "--set", "x=1", "--sysctl-d", tmp_path / "o"), "--set goes with a spec"),
+                          ((preset, "--device", "nope", "--sysctl-d", tmp_path / "o"), "--device nope"),
+                          (("nonesuch-preset", "--sysctl-d", tmp_path / "o"), "nonesuch-preset: no such file"),
+                          ((preset, "--tuned-include", "x", "--sysctl-d", tmp_path / "o"),
+                           "--tuned-include goes with --tuned")):
+        res = hone("export", *args)
+        assert res.code == 2 and message in res.err.splitlines()[0], res.err
+        assert not (tmp_path / "o").exists()

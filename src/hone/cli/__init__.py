@@ -29,6 +29,7 @@ _VERBS = {
     "rollback": "hone.cli._apply",
     "export": "hone.cli._persist",
     "verify": "hone.cli._persist",
+    "preset": "hone.cli._preset",
     "compare": "hone.cli._compare",
     "report": "hone.cli._report",
     "tune": "hone.cli._tune",

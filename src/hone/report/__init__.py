@@ -18,6 +18,7 @@ from hone.report import (
     libswap_terminal,
     pgo_markdown,
     pgo_terminal,
+    preset_terminal,
     run_terminal,
     terminal,
     tune_terminal,
@@ -55,6 +56,7 @@ RENDERERS: dict[str, dict[str, Callable[[dict[str, Any]], Any]]] = {
     "libswap": {"terminal": libswap_terminal.render},
     "libswap-show": {"terminal": libswap_terminal.render_show},
     "verify": {"terminal": verify_terminal.render},
+    "preset-verify": {"terminal": preset_terminal.render_verify},
 }
 
 __all__ = ["RENDERERS", "format_family", "load_result"]

@@ -47,6 +47,8 @@ class Setting:
     driver: KnobDriver
     text: str
     source: str
+    #: tuned's ``>``: the knob holds at least ``text`` (a number); more is as good.
+    at_least: bool = False
 
     @property
     def kind(self) -> str:
@@ -110,6 +112,20 @@ def read_sysctl_d(path: str | Path) -> list[Setting]:
     return list(found.values())
 
 
+def _floor_text(s: Setting) -> str:
+    """An ``at_least`` setting's text for a file that can only say "=": the value, or the
+    knob's current value when that is higher (a boot-time file must not lower it)."""
+    if not s.at_least:
+        return s.text
+    try:
+        now = s.driver.read()
+        if now is not None and float(now.split()[0]) > float(s.text):
+            return now
+    except (KnobError, OSError, ValueError, IndexError):
+        pass
+    return s.text
+
+
 def sysctl_d_text(settings: list[Setting], header: list[str]) -> tuple[str, list[Setting]]:
     """The sysctl.d file of the ``sysctl`` settings (``key = value`` lines after a comment
     header), and the settings left out (other kinds)."""
@@ -122,7 +138,7 @@ def sysctl_d_text(settings: list[Setting], header: list[str]) -> tuple[str, list
         if "\n" in s.text:
             raise HoneError(f"{s.source}: a sysctl value cannot hold a line break, got {s.text!r}")
         key = getattr(s.driver, "local", s.driver).key  # type: ignore[attr-defined]
-        lines.append(f"{key} = {s.text}")
+        lines.append(f"{key} = {_floor_text(s)}")
     return "\n".join(lines) + "\n", skipped
 
 
@@ -159,6 +175,63 @@ def config_diff_text(settings: list[Setting], header: list[str]) -> tuple[str, l
         new = base64.b64decode(str(state["bytes_b64"])).decode(errors="replace")
         lines += _diff_lines(original, new, str(path))
     return "".join(lines), skipped
+
+
+# ---------------------------------------------------------------- tuned profiles
+
+#: sysfs files tuned's own plugins own: [vm] for THP, [disk] per block device.
+_THP = {"/sys/kernel/mm/transparent_hugepage/enabled": "transparent_hugepages",
+        "/sys/kernel/mm/transparent_hugepage/defrag": "transparent_hugepage.defrag"}
+_DISK = re.compile(r"^/sys/block/([^/]+)/queue/(scheduler|read_ahead_kb)$")
+
+
+def _tuned_value(text: str) -> str:
+    if "\n" in text or "#" in text:
+        raise HoneError(f"a tuned profile value cannot hold a line break or '#', got {text!r}")
+    return f'"{text}"' if any(c.isspace() for c in text) else text
+
+
+def tuned_profile_text(settings: list[Setting], header: list[str], summary: str,
+                       include: str | None = None) -> tuple[str, list[Setting]]:
+    """A tuned profile (``tuned.conf``) of the kernel settings, in tuned's sections: sysctls
+    in ``[sysctl]``, THP in ``[vm]``, a block device's scheduler and read-ahead in a ``disk``
+    instance per device (``devices=DEV``: ``elevator``, ``readahead``), other sysfs files in
+    ``[sysfs]``; ``at_least`` as tuned's ``>``. Config-file keys have no tuned plugin: returned
+    as left out."""
+    sysctl: list[str] = []
+    vm: list[str] = []
+    sysfs: list[str] = []
+    disks: dict[str, list[str]] = {}
+    skipped: list[Setting] = []
+    for s in settings:
+        kind = s.kind
+        local = getattr(s.driver, "local", s.driver)
+        value = (">" if s.at_least else "") + _tuned_value(s.text)
+        if kind == "sysctl":
+            sysctl.append(f"{local.key}={value}")  # type: ignore[attr-defined]
+        elif kind == "sysfs":
+            path = str(local.model.path)  # type: ignore[attr-defined]
+            m = _DISK.match(path)
+            if path in _THP:
+                vm.append(f"{_THP[path]}={value}")
+            elif m:
+                option = "elevator" if m.group(2) == "scheduler" else "readahead"
+                disks.setdefault(m.group(1), []).append(f"{option}={value}")
+            else:
+                sysfs.append(f"{path}={value}")
+        else:
+            skipped.append(s)
+    lines = [f"# {h}" for h in header] + ["", "[main]", f"summary={header_text(summary)}"]
+    if include:
+        lines.append(f"include={include}")
+    for title, body in (("sysctl", sysctl), ("vm", vm)):
+        if body:
+            lines += ["", f"[{title}]", *body]
+    for dev, body in disks.items():
+        lines += ["", f"[disk_{dev}]", "type=disk", f"devices={dev}", *body]
+    if sysfs:
+        lines += ["", "[sysfs]", *sysfs]
+    return "\n".join(lines) + "\n", skipped
 
 
 # ---------------------------------------------------------------- writing the output
@@ -207,8 +280,18 @@ def check(setting: Setting) -> Check:
         return Check(setting.name, setting.text, None, setting.source, "unreadable", str(exc))
     if actual is None:
         return Check(setting.name, setting.text, None, setting.source, "drifted", "absent")
-    status: Status = "ok" if same_text(actual, setting.text) else "drifted"
-    return Check(setting.name, setting.text, actual, setting.source, status)
+    status: Status = "ok" if same_text(actual, setting.text) or _at_least(setting, actual) else "drifted"
+    expected = f">= {setting.text}" if setting.at_least else setting.text
+    return Check(setting.name, expected, actual, setting.source, status)
+
+
+def _at_least(setting: Setting, actual: str) -> bool:
+    if not setting.at_least:
+        return False
+    try:
+        return float(actual.split()[0]) >= float(setting.text)
+    except (ValueError, IndexError):
+        return False
 
 
 def verify(settings: list[Setting]) -> list[Check]:
@@ -230,4 +313,4 @@ def header_text(text: str) -> str:
 
 
 __all__ = ["ETC", "Check", "Setting", "check", "config_diff_text", "header_text", "read_sysctl_d", "spec_setting",
-           "sysctl_d_text", "verify", "whole_file_driver", "write_output"]
+           "sysctl_d_text", "tuned_profile_text", "verify", "whole_file_driver", "write_output"]

@@ -148,7 +148,7 @@ SHOWS = {
     "run": lambda d: d["spec"], "pgo": lambda d: d["best"]["reason"][:40], "pgo-manifest": lambda d: d["variant"],
     "doctor": lambda d: d["findings"][0]["title"], "profile": lambda d: next(iter(d["derived"])),
     "capabilities": lambda d: d["kernel"], "libswap": lambda d: d["label"], "libswap-show": lambda d: d["target"],
-    "verify": lambda d: d["checks"][0]["knob"],
+    "verify": lambda d: d["checks"][0]["knob"], "preset-verify": lambda d: d["kept"][0],
 }
 
 

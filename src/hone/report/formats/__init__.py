@@ -32,6 +32,7 @@ from hone.report.formats.diagnose import CapabilitiesV1, DoctorV1, ProfileV1
 from hone.report.formats.libswap import LibswapShowV1, LibswapV1
 from hone.report.formats.persist import VerifyV1
 from hone.report.formats.pgo import PgoManifestV1, PgoV1
+from hone.report.formats.presets import PresetVerifyV1
 from hone.report.formats.run import RunV1
 from hone.report.formats.tune import TuneV1, TuneV2, WorkerV1
 
@@ -70,6 +71,7 @@ FORMATS: tuple[Format, ...] = (
     Format("libswap", 1, LibswapV1, "hone libswap glibc|alloc --json, VARIANT_DIR/variant.json"),
     Format("libswap-show", 1, LibswapShowV1, "hone libswap show --json"),
     Format("verify", 1, VerifyV1, "hone verify --json"),
+    Format("preset-verify", 1, PresetVerifyV1, "hone preset verify --json"),
 )
 BY_NAME: dict[str, Format] = {f.name: f for f in FORMATS}
 # Spellings hone wrote before every format was hone-<kind>/<version>: read as the format named.
