@@ -202,9 +202,10 @@ def remote(engine: str, problem: Problem, seed: int, budget: int, noise: float) 
                PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
     configs: list[Config] = []
     scores: list[float] = []
-    with tempfile.TemporaryFile() as err:
+    # a directory of its own: OpenTuner writes opentuner.log where it runs
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryDirectory(prefix="anchor-worker-") as work:
         proc = start_process([str(anchors_python()), str(HERE / "anchor_worker.py"), engine], env=env,
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=tempfile.gettempdir())
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=work)
         assert proc.stdin is not None and proc.stdout is not None
         buf = b""
 
