@@ -1,4 +1,4 @@
-.PHONY: setup demo example-postgresql example-redis example-nginx example-pgo-redis test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-faults lint clean
+.PHONY: setup demo example-postgresql example-redis example-nginx example-pgo-redis example-pgo-nginx example-readahead test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-analyse bench-faults bench-readahead lint clean
 VENV := .venv
 HONE := $(VENV)/bin/hone
 export PATH := $(CURDIR)/$(VENV)/bin:$(HOME)/.cargo/bin:$(PATH)
@@ -34,7 +34,22 @@ example-nginx:
 example-pgo-redis:
 	@$(SETUP) core pgo examples-redis
 	bash examples/pgo/fetch-sources.sh redis
+	rm -rf build/pgo-redis
 	$(HONE) pgo examples/pgo/redis.yaml --workdir build/pgo-redis --json build/example-pgo-redis.json --markdown build/example-pgo-redis.md
+
+example-pgo-nginx:
+	@$(SETUP) core pgo examples-nginx
+	bash examples/pgo/fetch-sources.sh nginx
+	bash examples/pgo/nginx/setup.sh
+	rm -rf build/pgo-nginx
+	$(HONE) pgo examples/pgo/nginx.yaml --workdir build/pgo-nginx --json build/example-pgo-nginx.json --markdown build/example-pgo-nginx.md
+
+# The adaptive read-ahead controller as the service of a study of its thresholds, on a private
+# loop device (root; a 1 GiB file in build/examples/readahead; ~5 min)
+example-readahead:
+	@$(SETUP) core readahead
+	$(VENV)/bin/python examples/readahead/loopdev.py setup build/examples/readahead
+	$(HONE) tune examples/readahead/hone.yaml --json build/example-readahead.json --html build/example-readahead.html
 
 test: setup
 	$(VENV)/bin/ruff check src tests benchmarks
@@ -66,9 +81,17 @@ bench-faults:               # kill -9 at random crash points and moments, then r
 	@$(SETUP) core
 	$(VENV)/bin/python benchmarks/faults.py --minutes 5
 
+bench-readahead:            # adaptive read-ahead vs fixed 128 KB / 1024 KB on a private loop device (root, ~10 min)
+	@$(SETUP) core readahead
+	$(VENV)/bin/python benchmarks/readahead.py
+
 bench-diagnose:
 	@$(SETUP) core diagnose
 	$(VENV)/bin/python benchmarks/diagnose_calibration.py
+
+bench-analyse:              # hone analyse on PostgreSQL, Redis, nginx, compressors, readers: the confusion table (~8 min, root)
+	@$(SETUP) core diagnose bench-analyse
+	$(VENV)/bin/python benchmarks/workload_classes.py
 
 lint:
 	@$(SETUP) core

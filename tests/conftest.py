@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -86,3 +87,49 @@ def pg() -> Iterator[PgCluster]:
             yield cluster
     except RuntimeError as exc:
         pytest.fail(str(exc))
+
+
+@dataclass(frozen=True)
+class LoopFs:
+    """A private loop device with an ext4 filesystem and a data file (examples/readahead/loopdev.py)."""
+
+    device: str  # loop3
+    data: Path  # the data file on it
+    root: Path  # loopdev.py's directory
+
+    @property
+    def readahead(self) -> Path:
+        return Path(f"/sys/block/{self.device}/queue/read_ahead_kb")
+
+    @property
+    def dev_t(self) -> int:
+        """The kernel's dev_t of the device (what the probe filters on)."""
+        major, minor = Path(f"/sys/block/{self.device}/dev").read_text().strip().split(":")
+        return (int(major) << 20) | int(minor)
+
+
+def bpftrace_unusable() -> str | None:
+    """Why the read-ahead controller cannot run here, or None."""
+    if not is_root():
+        return "needs root (a loop device, read_ahead_kb, bpftrace)"
+    if shutil.which("bpftrace") is None:
+        return "bpftrace is not installed (scripts/setup.sh readahead)"
+    if shutil.which("losetup") is None or shutil.which("mkfs.ext4") is None:
+        return "losetup or mkfs.ext4 missing"
+    return None
+
+
+@pytest.fixture(scope="session")
+def loop_fs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopFs]:
+    """A 48 MiB data file on a private loop device for the whole session (detached at the end)."""
+    why = bpftrace_unusable()
+    if why:
+        pytest.skip(why)
+    root = tmp_path_factory.mktemp("loopfs")
+    script = REPO / "examples" / "readahead" / "loopdev.py"
+    device = subprocess.run([sys.executable, str(script), "setup", str(root), "--mib", "48"], check=True,
+                            capture_output=True, text=True, timeout=300).stdout.strip()
+    try:
+        yield LoopFs(device, root / "mnt" / "data", root)
+    finally:
+        subprocess.run([sys.executable, str(script), "teardown", str(root)], check=False, timeout=300)

@@ -11,8 +11,9 @@ mkdir -p "$apt_dir/lists/partial"
 want=()
 [[ -f "$dest/lua/src/lua.c" ]] || want+=(lua5.4)
 [[ -f "$dest/zstd/programs/zstdcli.c" ]] || want+=(zstd)
-# More Debian source packages on request (`fetch-sources.sh redis`), into third_party/NAME.
-for pkg in "$@"; do [[ -f "$dest/$pkg/Makefile" ]] || want+=("$pkg"); done
+# More Debian source packages on request (`fetch-sources.sh redis nginx`), into third_party/NAME;
+# every Debian source package has debian/control (nginx has no Makefile before ./configure).
+for pkg in "$@"; do [[ -f "$dest/$pkg/debian/control" ]] || want+=("$pkg"); done
 make_corpus() {
   # zstd inputs: source code and documentation of the two packages, in a fixed order.
   mkdir -p "$dest/corpus"

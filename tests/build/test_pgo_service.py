@@ -67,7 +67,7 @@ def test_the_scenarios_of_a_server_spec_are_its_load(tmp_path: Path) -> None:
 @pytest.mark.integration
 def test_pgo_trains_under_load_and_compares_servers_on_their_metrics(hone, project, tmp_path: Path) -> None:
     port, mark = free_port(), new_mark()
-    spec = _server(project, port)
+    spec = _server(project, port, {"  counts: false": "  counts: false\n  cpu_per: tps"})
     out = tmp_path / "r.json"
     md = tmp_path / "r.md"
     res = hone("pgo", spec, "--mode", "instr-gcc", "--rounds", "6", "--workdir", tmp_path / "work", "--json", out,
@@ -97,6 +97,13 @@ def test_pgo_trains_under_load_and_compares_servers_on_their_metrics(hone, proje
     assert row["cpu_s_median"] > 0 and row["time_ratio"] is not None
     (ref,) = rows(result, "default")
     assert ref["metrics"]["tps"]["median"] > 0 and ref["verdict"] == "reference"
+    # cpu_per: tps — the server's CPU µs per request: CPU ÷ (tps × the load's wall time, which
+    # also holds load.py's start-up, so at least its 600 requests).
+    per_op = row["metrics"]["server_cpu_us_per_op"]
+    assert per_op["goal"] == "minimize" and per_op["verdict"] in VERDICTS
+    for us, cpu in zip(ref["metrics"]["server_cpu_us_per_op"]["values"], ref["cpu_s_values"], strict=True):
+        assert 0 < us <= cpu * 1e6 / 600, (us, cpu)
+    assert "**server CPU µs per op** (lower is better)" in text
     assert result["best"]["metric"] == "tps"
     assert result["service"]["stop_signal"] == "TERM" and result["service"]["starts"] >= 1 + 2 + 2 + 2 * 7
     assert "as the service" in res.out

@@ -109,12 +109,24 @@ def test_instr_rust_on_a_crate(hone, project, tmp_path: Path) -> None:
     res = hone("pgo", "--cargo", src, "--binary", "target/release/toy",
                "--train", "@small {binary} 200000", "--train", "@other:2 {binary} 50000 axmj",
                "--evaluate", "@train-input {binary} 200000",
-               "--mode", "instr-rust", "--rounds", "6", "--noise-builds", "0", "--json", out, timeout=300)
+               "--mode", "instr-rust", "--rounds", "6", "--noise-builds", "0", "--json", out, timeout=300,
+               # Left in the environment (cargo sets it for build scripts), it would beat RUSTFLAGS.
+               env={"CARGO_ENCODED_RUSTFLAGS": "-Cdebug-assertions=off"})
     assert res.code == 0, res.err
     result = read_json(out)
     _assert_profile_used(result, "instr-rust", 0.95)
     assert "llvm-profdata" in result["tools"] and "LLVM" in result["tools"]["rustc"]
     assert not (src / "target").exists()
+
+
+def test_a_cargo_build_that_drops_rustflags_fails_with_the_cause(hone, project, tmp_path: Path) -> None:
+    res = hone("pgo", "--cargo", project("toy-rust"), "--binary", "target/release/toy",
+               "--build-command", "env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS cargo build --release",
+               "--train", "{binary} 1000", "--evaluate", "{binary} 1000", "--mode", "instr-rust",
+               "--noise-builds", "0", "--no-counts", "--workdir", tmp_path / "work", timeout=300)
+    assert res.code == 2, res.err
+    assert "instr-rust: the training build did not get hone's flags (-Cprofile-generate=" in res.err, res.err
+    assert "__llvm_profile_" in res.err and "RUSTFLAGS" in res.err and "Makefile" not in res.err, res.err
 
 
 @pytest.mark.skipif(lbr_probe()[0], reason="this machine has LBR: AutoFDO is not refused here")

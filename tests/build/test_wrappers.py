@@ -12,6 +12,7 @@ import pytest
 from hone.build.systems.base import BuildFlags
 from hone.build.systems.make import MakeBuild
 from hone.build.systems.wrappers import WrapperCalls, write_wrappers
+from hone.core.errors import HoneError
 
 # A stand-in compiler: writes each argument on its own line, NUL-terminated (so spaces and
 # line breaks inside an argument stay visible).
@@ -135,3 +136,14 @@ def test_the_cmake_launcher_appends_to_the_compiler_it_is_given(wrapped, tmp_pat
     calls = wrapped.wrappers.calls()
     assert calls.counts["gcc"]["appended"] == 2 and calls.counts["gcc"]["present"] == 1
     assert calls.counts["clang"]["passed"] == 1
+
+
+def test_a_failed_step_that_wrote_only_to_stdout_shows_its_last_lines(tmp_path: Path) -> None:
+    # nginx's ./configure prints its errors on stdout.
+    tree = tmp_path / "proj"
+    tree.mkdir()
+    (tree / "Makefile").write_text("prog:\n\t@echo 'checking for PCRE ... not found'\n"
+                                   "\t@echo './configure: error: the HTTP rewrite module requires PCRE'\n\t@exit 1\n")
+    with pytest.raises(HoneError) as exc:
+        MakeBuild(binary="prog").build(tree, BuildFlags(cc="/usr/bin/gcc", family="gcc"))
+    assert "output: checking for PCRE ... not found | ./configure: error: the HTTP rewrite module" in exc.value.message

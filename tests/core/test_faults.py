@@ -4,13 +4,15 @@ during the final restore), then `hone rollback`: every resource is back byte for
 
 Every knob kind that changes the machine takes part: three `file` knobs on one config
 (a key present, one commented out, one absent) with a restart command, a `script` knob,
-and as root a sysctl and a block device's read-ahead.
+and as root a sysctl and a block device's read-ahead. `hone adapt readahead` is killed at its
+own points on a private loop device.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import textwrap
 import time
@@ -20,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from hone.core.faults import POINTS
-from tests.conftest import HONE_BIN, block_readahead, is_root
+from tests.conftest import HONE_BIN, LoopFs, block_readahead, is_root
+from tests.readahead import SWITCH_S, readahead_is, start_controller, start_reader, stop, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -123,8 +126,12 @@ CASES = [
 ARGS = {"tune": _tune_args, "run": _run_args, "apply": _apply_args}
 
 
+# `hone adapt readahead`'s own points, on a loop device (test_kill_9_of_the_readahead_controller…)
+ADAPT_CASES = ["adapt.switched", "adapt.exiting"]
+
+
 def test_every_crash_point_is_exercised() -> None:
-    assert {p for _, p, _ in CASES} == set(POINTS)
+    assert {p for _, p, _ in CASES} | set(ADAPT_CASES) == set(POINTS)
 
 
 @pytest.mark.parametrize(("verb", "point", "count"), CASES, ids=[f"{v}-{p}:{n}" for v, p, n in CASES])
@@ -171,3 +178,29 @@ def test_kill_9_at_a_random_moment_then_rollback_restores_everything(tmp_path: P
         back = m.hone("rollback")
         assert back.returncode == 0, back.stdout + back.stderr
         assert m.snapshot() == before, f"after a kill at {delay} s"
+
+
+@pytest.mark.parametrize("point", ADAPT_CASES)
+def test_kill_9_of_the_readahead_controller_then_rollback_restores_the_device(
+        loop_fs: LoopFs, state_dir: Path, hone, point: str) -> None:  # type: ignore[no-untyped-def]
+    original = loop_fs.readahead.read_text().strip()
+    ctl = start_controller(loop_fs, state_dir, env={"HONE_CRASH_AT": point})
+    reader = start_reader("sequential", loop_fs.data)
+    try:
+        assert wait_for(readahead_is(loop_fs, "512"), SWITCH_S), "no switch"
+        if point == "adapt.exiting":
+            ctl.send_signal(signal.SIGTERM)
+        ctl.wait(timeout=30)
+    finally:
+        stop(reader)
+        if ctl.poll() is None:
+            ctl.kill()
+        ctl.communicate(timeout=30)
+    assert ctl.returncode == -9, f"not killed at {point}"
+    assert loop_fs.readahead.read_text().strip() == "512"  # the switch outlived its controller
+    back = hone("rollback")
+    assert back.code == 0, back.out + back.err
+    assert loop_fs.readahead.read_text().strip() == original
+    left = subprocess.run(["pgrep", "-f", f"readseq.bt .* {loop_fs.dev_t} "], capture_output=True, text=True)
+    assert left.stdout == "", "the controller's bpftrace outlived the rollback"
+    assert hone("status").out.strip() == "nothing changed by hone on this machine"

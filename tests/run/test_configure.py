@@ -147,3 +147,23 @@ def test_a_knob_changed_under_the_benchmark_fails_the_run_loudly(hone, tmp_path:
     assert doc["runs"][0]["error"] is None
     assert "workers" in doc["runs"][1]["error"] and "reads '7', expected '4'" in doc["runs"][1]["error"]
     assert conf.read_text() == "workers = 2\n"
+
+
+def _spec_with(tmp_path: Path, service: str, knobs: str) -> Path:
+    spec = tmp_path / "lock.yaml"
+    spec.write_text(f"name: lock\nservice: {service}\nbenchmark: {{command: [\"true\"]}}\n"
+                    f"metrics: [{{name: wall_time}}]\nknobs: {knobs}\n")
+    return spec
+
+
+def test_a_server_hone_starts_needs_no_machine_lock_but_one_managed_elsewhere_does(tmp_path: Path) -> None:
+    from hone.run.configure import changes_machine
+    from hone.spec import load_spec
+
+    started = "{start: [sleep, '60'], ready: {log: 'x'}}"
+    managed = "{restart: ['true']}"
+    params = "[{name: n, kind: param, values: [1, 2]}]"
+    sysctl = "[{name: vm.swappiness, kind: sysctl, values: [10, 60]}]"
+    assert not changes_machine(load_spec(_spec_with(tmp_path, started, params)))
+    assert changes_machine(load_spec(_spec_with(tmp_path, managed, params)))
+    assert changes_machine(load_spec(_spec_with(tmp_path, started, sysctl)))

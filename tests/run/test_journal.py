@@ -366,3 +366,20 @@ def test_a_restart_that_keeps_failing_stays_owed_and_rollback_runs_it(hone, tmp_
     assert back.code == 0, back.err
     assert log.read_text().splitlines() == ["ok", "ok"]  # after the change, and the owed one
     assert hone("status").out.strip() == "nothing changed by hone on this machine"
+
+
+def test_a_service_is_journaled_without_the_machine_lock_a_setting_is_not(tmp_path: Path, state_dir: Path) -> None:
+    from hone.knobs.service import ServiceDriver, ServiceRecord
+
+    journal = Journal()
+    assert journal.ensure_original(ServiceDriver(ServiceRecord(name="svc")))
+    assert [e.resource for e in journal.active()] == ["service:svc"]
+    conf = tmp_path / "a.conf"
+    conf.write_text("a = 1\n")
+    setting = driver_for(FileKnobSpec(name="a", kind="file", path=str(conf), key="a", values=[1, 2]))
+    with pytest.raises(RuntimeError, match="machine lock"):
+        journal.ensure_original(setting)
+    assert all(o.ok for o in journal.restore())
+    assert not journal.path.exists()  # archived: nothing pending
+    journal.ensure_original(ServiceDriver(ServiceRecord(name="svc")))  # an append after the archiving
+    assert [e.resource for e in journal.active()] == ["service:svc"]

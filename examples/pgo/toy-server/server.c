@@ -1,6 +1,6 @@
 /* toy-server: a TCP server on 127.0.0.1:PORT doing CPU work per request.
  *
- *   toy-server PORT [ROUNDS [WORKERS]]
+ *   toy-server PORT [ROUNDS [WORKERS [USER]]]
  *
  * Each request is one line holding a number (the seed); the answer is one line with the
  * hash of a 4 KiB buffer filled from that seed, rehashed ROUNDS times (default 200). One
@@ -13,12 +13,17 @@
  * listens and forks WORKERS processes that accept on the shared socket and serve; it never
  * serves itself. SIGTERM to the master: it forwards TERM to the workers, waits for them
  * (each exit()s and writes its profile), then exits normally. A worker that ends on its own
- * (the "exit" request) makes the master stop the others and exit with that worker's status. */
+ * (the "exit" request) makes the master stop the others and exit with that worker's status.
+ * USER (a master started as root): each worker switches to that user after the fork, as
+ * nginx's workers become "nobody" -- they then write their profiles as that user -- and drops
+ * its environment (nginx keeps only what its env directives name). */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -125,7 +130,19 @@ static long accept_loop(int ls, long rounds, int worker) {
 
 /* The pre-forking master: fork the workers, wait for a stop signal (or a worker's own end),
  * forward TERM, reap every worker, exit normally (or with the status of a worker that died). */
-static int master(int ls, long rounds, int workers) {
+/* A worker leaves root for ``user`` (NULL: stays as it is) and, as nginx's workers do, drops
+ * the environment it was started with. */
+static void become(const char *user) {
+    if (!user) return;
+    struct passwd *pw = getpwnam(user);
+    if (!pw || setgroups(0, NULL) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0) {
+        fprintf(stderr, "toy-server: cannot become %s\n", user);
+        _exit(4);
+    }
+    clearenv();
+}
+
+static int master(int ls, long rounds, int workers, const char *user) {
     pid_t pids[64];
     int alive = 0, status = 0;
     fcntl(ls, F_SETFL, fcntl(ls, F_GETFL) | O_NONBLOCK); /* workers race for each connection */
@@ -133,6 +150,7 @@ static int master(int ls, long rounds, int workers) {
         pid_t pid = fork();
         if (pid < 0) { perror("toy-server: fork"); stopping = 1; break; }
         if (pid == 0) {
+            become(user);
             long served = accept_loop(ls, rounds, 1);
             printf("toy-server worker %d: stopping after %ld connections\n", (int)getpid(), served);
             return 0; /* exit() in the worker: its profile is written here */
@@ -169,7 +187,7 @@ static int master(int ls, long rounds, int workers) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s PORT [ROUNDS [WORKERS]]\n", argv[0]);
+        fprintf(stderr, "usage: %s PORT [ROUNDS [WORKERS [USER]]]\n", argv[0]);
         return 2;
     }
     int port = atoi(argv[1]);
@@ -198,7 +216,7 @@ int main(int argc, char **argv) {
            workers);
     fflush(stdout);
     if (workers > 0)
-        return master(ls, rounds, workers);
+        return master(ls, rounds, workers, argc > 4 ? argv[4] : NULL);
     long served = accept_loop(ls, rounds, 0);
     close(ls);
     printf("toy-server: stopping after %ld connections\n", served);

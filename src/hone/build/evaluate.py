@@ -21,7 +21,7 @@ from typing import Any
 from hone.build.correctness import Reference
 from hone.build.counts import Counts
 from hone.build.scenario import Scenario, run_scenario
-from hone.build.service import SERVER_CPU, ServiceLoad
+from hone.build.service import SERVER_CPU, SERVER_CPU_PER_OP, ServiceLoad
 from hone.core.errors import BenchmarkError
 from hone.core.metrics import value
 from hone.experiment import ExperimentSettings, compare_arms, run_experiment
@@ -122,8 +122,9 @@ def judge_service(scenario: str, runs: dict[str, list[Measurement]], metrics: li
     CPU time (minimize) when every successful run has it."""
     goals = {m.name: m.goal or "maximize" for m in metrics}
     ok = [m for rs in runs.values() for m in rs if m.ok]
-    if ok and all(SERVER_CPU in m.metrics for m in ok):
-        goals[SERVER_CPU] = "minimize"
+    for figure in (SERVER_CPU_PER_OP, SERVER_CPU):
+        if ok and all(figure in m.metrics for m in ok):
+            goals[figure] = "minimize"
     comps = {name: compare_arms(runs, DEFAULT, _figure(name), goal=goal,  # type: ignore[arg-type]
                                 threshold=threshold, alpha=alpha, seed=seed)
              for name, goal in goals.items()}
@@ -133,11 +134,13 @@ def judge_service(scenario: str, runs: dict[str, list[Measurement]], metrics: li
 
 def time_service_scenario(scenario: Scenario, binaries: dict[str, Path], reference: Reference, service: ServiceLoad,
                           *, rounds: int, warmup: int, seed: int, timeout: float, cwd: Path | None,
-                          threshold: float = 0.01) -> ServiceTiming:
+                          threshold: float = 0.01, cpu_per: str | None = None) -> ServiceTiming:
     """One arm per binary on the A/B engine: each run starts that binary as the service,
     runs ``scenario`` as the load, extracts the spec's metrics from its output, reads the
     server's CPU time and stops it. A run whose load fails, whose server dies, or whose
-    metric is missing counts as failed (NaN)."""
+    metric is missing counts as failed (NaN). ``cpu_per``: a throughput metric (per second);
+    the server's CPU µs per unit of it (``server_cpu_us_per_op``: CPU ÷ (metric × the load's
+    wall seconds)) is judged too — under a fixed-duration load a faster server spends more CPU."""
     metrics = service.metrics
 
     def runner(binary: Path) -> Callable[[], Measurement]:
@@ -157,6 +160,9 @@ def time_service_scenario(scenario: Scenario, binaries: dict[str, Path], referen
                     m.error = exc.message
             if srun.server_cpu_s is not None:
                 m.metrics[SERVER_CPU] = srun.server_cpu_s
+                work = m.metrics.get(cpu_per, 0.0) * res.wall_s if cpu_per else 0.0
+                if work > 0:
+                    m.metrics[SERVER_CPU_PER_OP] = srun.server_cpu_s * 1e6 / work
             return m
         return _run
 

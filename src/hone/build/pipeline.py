@@ -47,7 +47,7 @@ from hone.build.plan import NOISE_CFLAGS, NOISE_RUSTFLAGS, BuildPlan
 from hone.build.profiles import MergedProfile, ScenarioProfile
 from hone.build.recipe import Family, Recipe, default_recipe
 from hone.build.scenario import Scenario, run_scenario
-from hone.build.service import ServiceLoad, ServiceRun
+from hone.build.service import SERVER_CPU_PER_OP, ServiceLoad, ServiceRun
 from hone.build.systems import SYSTEMS, BuildFlags, BuildSystem
 from hone.build.toolchain import Compilers, clang_compilers, gcc_compilers, rust_tools
 from hone.build.verify import FlagsNotAppliedError, Verification, check_instrumented, check_profile_use, explain
@@ -92,7 +92,8 @@ class PgoRun:
         self.plan = plan
         self.log = log or (lambda _msg: None)
         self.system: BuildSystem = SYSTEMS[plan.system](
-            binary=plan.binary, command=plan.build_command, jobs=plan.jobs, timeout=plan.build_timeout)
+            binary=plan.binary, command=plan.build_command, jobs=plan.jobs, timeout=plan.build_timeout,
+            configure_args=plan.configure_args)
         self.compilers: dict[Family, Compilers] = {}
         self.modes: dict[str, ProfileMode] = {}
         self.bolt: BoltPass | None = None
@@ -214,7 +215,8 @@ class PgoRun:
             if verification is not None:
                 f.write(f"[hone verify: {verification.line}]\n")
         if verification is not None and verification.status == "missing":
-            raise explain(variant, stage, binary, verification, log, flags.family or "gcc", flags.cflags, log_path,
+            shown = flags.rustflags if flags.family == "rust" else flags.cflags
+            raise explain(variant, stage, binary, verification, log, flags.family or "gcc", shown, log_path,
                           self.plan.system)
         problems = mode.problems(log.text) if mode else []
         argv = self.system.steps(tree, flags)[-1][0]
@@ -361,7 +363,8 @@ class PgoRun:
                 sdir = tdir / "scenarios" / scn.name
                 sdir.mkdir(parents=True, exist_ok=True)
                 res, srun = self.run_load(scn, binary, timeout=self.plan.run_timeout * 20,
-                                          env=mode.scenario_env(sdir), what=f"{kind}: train scenario")
+                                          env=mode.scenario_env(sdir), what=f"{kind}: train scenario",
+                                          profile_dir=mode.write_dir(sdir))
                 if res.timed_out or res.returncode != self.references[scn.name].returncode:
                     raise HoneError(f"{kind}: train scenario {scn.name!r} failed on the instrumented binary:"
                                     f" {res.describe_failure()}")
@@ -375,10 +378,13 @@ class PgoRun:
                 if srun is not None:
                     part.server_exit = srun.exit_status
                     part.server_processes = srun.processes or None
-                    lost = _lost_processes(kind, scn.name, part)
-                    if lost:
-                        self.warnings.append(lost)
-                        self.log(f"warning: {lost}")
+                    part.profile_errors = len(srun.profile_errors)
+                    if srun.handover and not srun.profile_errors:
+                        self.log(f"train {kind}: {scn.name}: {srun.handover}")
+                    for lost in (_lost_processes(kind, scn.name, part), _unwritten(kind, scn.name, srun)):
+                        if lost:
+                            self.warnings.append(lost)
+                            self.log(f"warning: {lost}")
                 parts.append(part)
                 self.log(f"train {kind}: {scn.name} (weight {scn.weight:g}) → {part.total_count:,} counts")
             mdir = tdir / "merged"
@@ -449,13 +455,14 @@ class PgoRun:
     # ------------------------------------------------------------------ servers
 
     def run_load(self, scn: Scenario, binary: Path, *, timeout: float, env: dict[str, str] | None = None,
-                 what: str = "scenario") -> tuple[ProcessResult, ServiceRun | None]:
+                 what: str = "scenario", profile_dir: Path | None = None) -> tuple[ProcessResult, ServiceRun | None]:
         """Run ``scn`` on ``binary``: itself, or as the load of ``binary`` started as the
         service (stopped gracefully after it; a server that died before raises HoneError
-        with its log's tail)."""
+        with its log's tail). ``profile_dir``: where a trained server writes its profiles."""
         if self.service is None:
             return run_scenario(scn, binary, timeout=timeout, cwd=self.plan.scenario_cwd, env=env), None
-        srun = self.service.run(scn, binary, timeout=timeout, cwd=self.plan.scenario_cwd, env=env)
+        srun = self.service.run(scn, binary, timeout=timeout, cwd=self.plan.scenario_cwd, env=env,
+                                profile_dir=profile_dir)
         if srun.died:
             raise BenchmarkError(f"{what} {scn.name!r}: {srun.died}")
         return srun.result, srun
@@ -485,7 +492,9 @@ class PgoRun:
         self.preflight()
         self.work = plan.workdir or default_workdir(plan.name)
         if self.work.exists() and any(self.work.iterdir()):
-            raise HoneError(f"work directory {self.work} is not empty")
+            raise HoneError(f"work directory {self.work} is not empty",
+                            hint="a run never builds over an earlier one's files: remove the directory (its build.log"
+                            " files tell what an earlier run did) or give another --workdir")
         self.work.mkdir(parents=True, exist_ok=True)
         try:
             return self._run()
@@ -545,7 +554,8 @@ class PgoRun:
                          " service …")
                 stiming = time_service_scenario(scn, binaries, self.references[scn.name], self.service,
                                                 rounds=plan.rounds, warmup=plan.warmup, seed=plan.seed + i,
-                                                timeout=plan.run_timeout, cwd=plan.scenario_cwd, threshold=0.01)
+                                                timeout=plan.run_timeout, cwd=plan.scenario_cwd, threshold=0.01,
+                                                cpu_per=plan.cpu_per)
                 srows, floor = service_rows(stiming, binaries, modes)
                 rows += srows
                 floors[scn.name] = floor
@@ -578,6 +588,8 @@ class PgoRun:
                 mine = [r for r in rows if r["variant"] == best["variant"]]
                 best["time_ratio_geomean"] = geomean([r["time_ratio"] for r in mine])
                 best["metric_ratio_geomean"] = geomean([r["metrics"][primary]["ratio"] for r in mine])
+                if all(SERVER_CPU_PER_OP in r["metrics"] for r in mine):
+                    best["cpu_per_op_ratio_geomean"] = geomean([r["metrics"][SERVER_CPU_PER_OP]["ratio"] for r in mine])
             best["metric"] = primary
         else:
             best = pick_best(rows, variant_names)
@@ -636,6 +648,18 @@ def _lost_processes(kind: str, scenario: str, part: ScenarioProfile) -> str | No
             f" wrote a profile — the counts of {seen - wrote} are lost (a process killed by a signal or leaving"
             " through _exit() writes nothing: the server must stop its workers on its stop signal, wait for them,"
             " and each must exit normally)")
+
+
+def _unwritten(kind: str, scenario: str, srun: ServiceRun) -> str | None:
+    """A server whose processes said in its log that they could not write their profile (the
+    only sign an LLVM profile gives: its workers merge into one file)."""
+    if not srun.profile_errors:
+        return None
+    n = len(srun.profile_errors)
+    cause = f"; {srun.handover}" if srun.handover else ""
+    return (f"{kind}: train scenario {scenario!r}: the server's processes could not write their profile"
+            f" ({n} error line{'s' if n > 1 else ''} of the profiling runtime in its log, first:"
+            f" {srun.profile_errors[0]!r}){cause}; their counts are lost (log: {srun.log})")
 
 
 def _unique(scenarios: list[Scenario]) -> list[Scenario]:

@@ -33,6 +33,8 @@ class BuildPlan:
     train: list[Scenario]
     evaluate: list[Scenario]
     build_command: list[str] | None = None
+    #: Extra arguments of the configure step (autotools' ./configure, cmake -S/-B, meson setup).
+    configure_args: list[str] = field(default_factory=list)
     base_cflags: list[str] = field(default_factory=lambda: ["-O2"])
     base_ldflags: list[str] = field(default_factory=list)
     base_rustflags: list[str] = field(default_factory=list)
@@ -55,6 +57,8 @@ class BuildPlan:
     #: server and each scenario is its load (:mod:`hone.build.service`); compared on the spec's
     #: metrics and the server's CPU time.
     service: LoadedSpec | None = None
+    #: A service's throughput metric: its CPU time is also judged per unit of it (build.cpu_per).
+    cpu_per: str | None = None
 
     @property
     def scenario_cwd(self) -> Path:

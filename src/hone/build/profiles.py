@@ -38,6 +38,8 @@ class ScenarioProfile:
     profile_writers: int | None = None
     #: The trained program's processes hone saw in the server's process tree (training under load).
     server_processes: int | None = None
+    #: Distinct lines of the server's log in which its profiling runtime could not write (training under load).
+    profile_errors: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

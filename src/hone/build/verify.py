@@ -109,7 +109,13 @@ def explain(variant: str, stage: str, binary: Path, check: Verification, log: Bu
     question, remedy = _OVERRIDES.get(system, ("does its Makefile assign CC = … and CFLAGS = … itself?", ""))
     if remedy:
         hint = f"{remedy}; {hint}"
-    if calls is None:
+    if system == "cargo" or family == "rust":
+        cause = ("hone's flags travel to rustc in RUSTFLAGS and CARGO_ENCODED_RUSTFLAGS, and this build did not"
+                 " pass them on: does build.command clear the environment or call rustc itself, or is --binary a"
+                 " program this build does not link (a stale copy, another profile's directory)?")
+        hint = ("let build.command run cargo build with the environment it is given (RUSTFLAGS), and --binary"
+                " name target/release/NAME")
+    elif calls is None:
         what = "-D cache entries" if system == "cmake" else "CC/CFLAGS/LDFLAGS"
         cause = (f"the compiler wrappers are switched off ({WRAPPERS_OFF}=1), so hone's flags could only travel in"
                  f" {what}, and the build ignored those ({question})")

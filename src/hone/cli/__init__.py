@@ -40,6 +40,8 @@ _VERBS = {
     "profile": "hone.cli._diagnose",
     "flame": "hone.cli._diagnose",
     "doctor": "hone.cli._diagnose",
+    "adapt": "hone.cli._adapt",
+    "analyse": "hone.cli._analyse",
 }
 
 

@@ -14,6 +14,7 @@ from hone.core.process import stop_orphans
 from hone.knobs import driver_for
 from hone.knobs.risk import risks
 from hone.run.configure import parse_assignments
+from hone.run.conflicts import check_conflicts
 from hone.run.journal import Journal, MachineLock
 
 
@@ -21,7 +22,9 @@ from hone.run.journal import Journal, MachineLock
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE", required=True,
               help="Knob value to apply (repeatable).")
-def apply_cmd(spec: str, sets: tuple[str, ...]) -> None:
+@click.option("--strict", is_flag=True, help="Refuse (exit 2, nothing changed) when a daemon that changes settings "
+              "on its own runs (tuned, bpftune, irqbalance, power daemons …).")
+def apply_cmd(spec: str, sets: tuple[str, ...], strict: bool) -> None:
     """Set system knobs of SPEC and leave them set (journaled; undo with `hone rollback`).
 
     Only system knobs (sysctl, sysfs, file, script) can be applied; param and env knobs
@@ -34,6 +37,8 @@ def apply_cmd(spec: str, sets: tuple[str, ...]) -> None:
         if not driver.changes_system:
             raise HoneError(f"--set {name}: {driver.kind} knobs only exist inside a benchmark run",
                             hint="use `hone run --set` for param and env knobs")
+    check_conflicts(loaded, strict=strict, verb="hone apply", warn=lambda m: err_console.print(m, style="yellow"),
+                    only=values)
     journal = Journal()
     with MachineLock(purpose="hone apply"):
         before = {name: d.read() for name, d in drivers.items()}

@@ -41,6 +41,7 @@ from hone.report.base import write_text
 from hone.report.gate import check_gate, parse_fail_on
 from hone.run.benchmark import Measurement
 from hone.run.configure import Configurator, changes_machine, parse_assignments
+from hone.run.conflicts import check_conflicts
 from hone.run.journal import machine_lock_if
 from hone.spec.models import MAX_TIMEOUT_S
 
@@ -114,6 +115,9 @@ def _is_spec(path: str) -> bool:
 @click.option("--fail-on", metavar="VERDICT[,VERDICT]",
               help="After reporting, exit 4 when a candidate's verdict against the first variant (at any sweep "
                    "value) is one of these: slower, or slower,inconclusive for a strict gate.")
+@click.option("--strict", is_flag=True,
+              help="Refuse (exit 2, nothing changed) when a daemon that changes settings on its own runs (tuned, "
+                   "irqbalance, power daemons …); without it spec variants only warn.")
 def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[str, ...], rounds: int,
                 warmup: int, max_rounds: int | None, max_time: str, metric: str | None, threshold: float,
                 alpha: float,
@@ -121,7 +125,7 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
                 pin: str | None, no_aslr: bool, shell: bool, timeout: float, estimator: str, cv_warn: float,
                 export_markdown: str | None, export_csv: str | None, export_json: str | None,
                 export_hyperfine: str | None, export_bmf: str | None, export_gab: str | None,
-                export_benchstat: str | None, summary_path: str | None, fail_on: str | None) -> None:
+                export_benchstat: str | None, summary_path: str | None, fail_on: str | None, strict: bool) -> None:
     """Compare commands, or knob variants of a spec, in interleaved rounds.
 
     \b
@@ -161,8 +165,10 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
 
         if variants or _is_spec(args[0]):
             result = _compare_spec(args, variants, names, settings, sweep_spec, prepares, cleanups,
-                                   progress, task, nsweep, on_run)
+                                   progress, task, nsweep, on_run, strict)
         else:
+            if strict:
+                check_conflicts(None, strict=True, verb="hone compare", warn=err_console.print)
             if metric is not None and metric not in RUN_METRICS:
                 raise HoneError(f"--metric {metric}: commands have only {', '.join(RUN_METRICS)}")
             arms = command_arms(args, names, prepares, cleanups)
@@ -236,7 +242,7 @@ def _progress() -> Progress:
 def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[str, ...],
                   settings: CompareSettings, sweep_spec: tuple[str, list[str]] | None,
                   prepares: tuple[str, ...], cleanups: tuple[str, ...], progress: Progress, task: Any,
-                  nsweep: int, on_run: Any) -> dict[str, Any]:
+                  nsweep: int, on_run: Any, strict: bool = False) -> dict[str, Any]:
     from hone.cli._common import load_checked
 
     if len(args) != 1:
@@ -258,6 +264,8 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
         raise HoneError(f"--variant names must be unique, got {[a.name for a in arms]}")
     preps = per_variant(prepares, len(arms), "--prepare")
     cleans = per_variant(cleanups, len(arms), "--cleanup")
+    check_conflicts(loaded, strict=strict, verb="hone compare",
+                    warn=lambda m: progress.console.print(m, style="yellow"))
     for arm, p, c in zip(arms, preps, cleans, strict=True):
         arm.prepare, arm.cleanup = p, c
     sweep_values: list[Any] = []

@@ -194,7 +194,9 @@ def flame_cmd(command: tuple[str, ...], pid: int | None, duration: float, out_di
 @click.option("--report", "report_dir", type=click.Path(exists=True, file_okay=False),
               help="Only re-render report.md/report.html from DIR/doctor.json.")
 @click.option("--json", "json_path", metavar="FILE", help="Also write doctor.json here (- = stdout).")
-def doctor_cmd(command: tuple[str, ...], show_caps: bool, show_rules: bool, mount_tracefs: bool,
+@click.option("--classify", is_flag=True, help="Only name the workload class of COMMAND (or SPEC's benchmark), as "
+              "`hone analyse -- COMMAND` does; --json writes its hone-analyse/1 result.")
+def doctor_cmd(command: tuple[str, ...], show_caps: bool, show_rules: bool, mount_tracefs: bool, classify: bool,
                run_experiments: bool, out_dir: str, repeats: int, rounds: int, no_flame: bool, flame_seconds: float,
                seed: int,
                threshold: float, probes: tuple[str, ...], report_dir: str | None, json_path: str | None) -> None:
@@ -232,6 +234,19 @@ def doctor_cmd(command: tuple[str, ...], show_caps: bool, show_rules: bool, moun
     argv, spec = _target_argv(command)
     if not show_caps and not argv and not spec:
         raise HoneError("nothing to diagnose", hint="hone doctor -- CMD ARGS…  |  hone doctor SPEC  |  --capabilities")
+    if classify:
+        from hone.cli._analyse import analyse
+
+        env = cwd = None
+        if spec:
+            from hone.cli._common import load_checked
+            from hone.diagnose.doctor import target_from_spec
+
+            target = target_from_spec(load_checked(spec))
+            argv, cwd = target.argv, target.cwd
+            env = {**__import__("os").environ, **target.env} if target.env else None
+        analyse(argv, (), None, timeout=600.0, json_path=json_path, mount_tracefs=mount_tracefs, env=env, cwd=cwd)
+        return
     caps = _caps(mount_tracefs)
     if show_caps:
         _print_capabilities(caps)

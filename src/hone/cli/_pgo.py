@@ -61,16 +61,21 @@ def plan_from_spec(spec_path: str) -> BuildPlan:
     command = None
     if b.command is not None:
         command = shlex.split(b.command) if isinstance(b.command, str) else list(b.command)
+    configure = []
+    if b.configure is not None:
+        configure = shlex.split(b.configure) if isinstance(b.configure, str) else list(b.configure)
     default_cflags = "" if b.system == "cargo" else "-O2"
     return BuildPlan(
         system=b.system, project=(base / b.dir).resolve(), binary=b.binary,
         recipes=parse_modes(b.modes, b.system), train=train, evaluate=evaluate, build_command=command,
+        configure_args=configure,
         base_cflags=shlex.split(b.cflags if b.cflags is not None else default_cflags),
         base_ldflags=shlex.split(b.ldflags), base_rustflags=shlex.split(b.rustflags), check=b.check,
         rounds=b.rounds, noise_builds=b.noise_builds, counts=b.counts, jobs=b.jobs, threads=b.threads,
         partial_training=b.partial_training, build_timeout=b.build_timeout, run_timeout=b.run_timeout,
         name=loaded.spec.name or loaded.path.stem, scenario_dir=base,
         service=loaded if loaded.spec.service is not None and loaded.spec.service.start is not None else None,
+        cpu_per=b.cpu_per,
     )
 
 
@@ -126,6 +131,8 @@ class _PgoCommand(click.Command):
 @click.option("--mode", "modes", multiple=True, metavar="MODE",
               help=f"Variant(s) to build, e.g. {', '.join(EXAMPLE_MODES)}. Repeatable or comma-separated.")
 @click.option("--build-command", metavar="CMD", help="Build argv instead of the system's default ({cflags} etc.).")
+@click.option("--configure", "configure", metavar="ARGS",
+              help="Arguments added to the configure step (--autotools: ./configure, --cmake, --meson setup).")
 @click.option("--cflags", default=None, help="Flags of every C build (default -O2).")
 @click.option("--check", metavar="CMD", help="Correctness check: shell command, variant output on stdin, exit 0 = ok.")
 @click.option("--rounds", type=int, default=None,
@@ -144,7 +151,7 @@ class _PgoCommand(click.Command):
 def pgo_cmd(args: tuple[str, ...], make_dir: str | None, cmake_dir: str | None, autotools_dir: str | None,
             meson_dir: str | None, cargo_dir: str | None,
             binary: str | None, train: tuple[str, ...], evaluate: tuple[str, ...], modes: tuple[str, ...],
-            build_command: str | None, cflags: str | None, check: str | None, rounds: int | None,
+            build_command: str | None, configure: str | None, cflags: str | None, check: str | None, rounds: int | None,
             noise_builds: int | None, no_counts: bool, threads: bool, partial_training: bool, workdir: str | None,
             keep_trees: bool, json_path: str | None, markdown_path: str | None) -> None:
     """Build profile-guided variants (PGO, LTO, BOLT; AutoFDO where LBR exists) of a
@@ -180,7 +187,7 @@ def pgo_cmd(args: tuple[str, ...], make_dir: str | None, cmake_dir: str | None, 
     if args:
         if len(args) > 1:
             raise HoneError(f"one SPEC expected, got {' '.join(args)}")
-        if quick or train or evaluate or binary:
+        if quick or train or evaluate or binary or configure:
             raise HoneError("give either a SPEC or the quick form (--make/--cmake/--autotools/--meson/--cargo …),"
                             " not both")
         plan = plan_from_spec(args[0])
@@ -194,6 +201,9 @@ def pgo_cmd(args: tuple[str, ...], make_dir: str | None, cmake_dir: str | None, 
         if not binary:
             raise HoneError("--binary PATH is required with the quick form (relative to the project directory)")
         system = next(s for s, d in dirs.items() if d)
+        if configure and system not in ("cmake", "autotools", "meson"):
+            raise HoneError(f"--configure: only --cmake, --autotools and --meson have a configure step, not --{system}",
+                            hint="put the options in --build-command instead")
         taken: set[str] = set()
         cwd = os.getcwd()
         plan = BuildPlan(
@@ -202,6 +212,7 @@ def pgo_cmd(args: tuple[str, ...], make_dir: str | None, cmake_dir: str | None, 
             train=[parse_scenario(t, taken) for t in train],
             evaluate=[parse_scenario(e, taken) for e in evaluate],
             build_command=shlex.split(build_command) if build_command else None,
+            configure_args=shlex.split(configure) if configure else [],
             base_cflags=shlex.split(cflags) if cflags is not None else ([] if system == "cargo" else ["-O2"]),
             check=check, threads=threads, partial_training=partial_training,
             name=Path(quick[0]).resolve().name, scenario_dir=Path(cwd),

@@ -140,8 +140,10 @@ def _service_restart(binding: Binding, loaded: LoadedSpec | None) -> None:
 @binding_options
 @click.option("--spec", "spec", metavar="FILE", default=None, help="Bind config files through this spec's file knobs.")
 @click.option("--dry-run", is_flag=True, help="Say what would change, change nothing.")
+@click.option("--strict", is_flag=True, help="Refuse (exit 2, nothing changed) when a daemon that changes settings "
+              "on its own runs (tuned, bpftune, irqbalance, power daemons …).")
 def apply_cmd(name: str, configs: tuple[str, ...], restarts: tuple[str, ...], devices: tuple[str, ...],
-              opt_in: tuple[str, ...], spec: str | None, dry_run: bool) -> None:
+              opt_in: tuple[str, ...], spec: str | None, dry_run: bool, strict: bool) -> None:
     """Apply NAME's settings and leave them set: journaled per resource like `hone apply`
     (`hone status` lists them, `hone rollback` restores them). Settings this kernel lacks, files
     not bound and devices not named are skipped; risky ones need --opt-in."""
@@ -159,6 +161,7 @@ def apply_cmd(name: str, configs: tuple[str, ...], restarts: tuple[str, ...], de
     if not todo:
         console.print(f"preset {preset.name}: nothing to change here")
         return
+    _check_conflicts(todo, strict, "hone preset apply")
     if dry_run:
         for p in todo:
             console.print(f"would set {p.driver.describe()}: {_now(p)} -> {p.text}"
@@ -198,9 +201,11 @@ def apply_cmd(name: str, configs: tuple[str, ...], restarts: tuple[str, ...], de
               help="Write the kept settings as user preset NAME (STATE_DIR/presets/NAME.yaml, or -o).")
 @click.option("-o", "--output", "output", metavar="FILE", default=None, help="Where --save writes the preset file.")
 @click.option("--force", is_flag=True, help="Replace an existing preset file.")
+@click.option("--strict", is_flag=True, help="Refuse (exit 2, nothing changed) when a daemon that changes settings "
+              "on its own runs (tuned, bpftune, irqbalance, power daemons …).")
 def verify_cmd(name: str, spec: str, configs: tuple[str, ...], restarts: tuple[str, ...], devices: tuple[str, ...],
                opt_in: tuple[str, ...], rounds: int, warmup: int, seed: int, threshold: float,
-               json_path: str | None, save: str | None, output: str | None, force: bool) -> None:
+               json_path: str | None, save: str | None, output: str | None, force: bool, strict: bool) -> None:
     """Measure preset NAME against the current configuration with SPEC's benchmark, then keep
     only the settings whose leave-one-out ablation shows a gain; say which were dropped and
     why. Everything is restored at the end."""
@@ -218,6 +223,8 @@ def verify_cmd(name: str, spec: str, configs: tuple[str, ...], restarts: tuple[s
     for p in planned:
         if p.status != "apply":
             err_console.print(f"not measured: {p.name} ({p.status}: {p.why})", style="dim")
+
+    _check_conflicts([p for p in planned if p.status == "apply"], strict, "hone preset verify")
 
     def on_phase(what: str, message: str) -> None:
         err_console.print(f"[{what}] {message}", style="cyan")
@@ -240,6 +247,14 @@ def verify_cmd(name: str, spec: str, configs: tuple[str, ...], restarts: tuple[s
         from hone.core.errors import RestoreError
 
         raise RestoreError("; ".join(outcome.restore_problems), hint="fix the cause, then `hone rollback`")
+
+
+def _check_conflicts(todo: list[Planned], strict: bool, verb: str) -> None:
+    """Daemons that could change the preset's settings underneath: a warning each, or refused."""
+    from hone.run.conflicts import check_conflicts_for
+
+    check_conflicts_for({p.name: p.driver.ident() for p in todo}, strict=strict, verb=verb,
+                        warn=lambda m: err_console.print(m, style="yellow"))
 
 
 def _save_kept(outcome: Any, binding: Binding, name: str, target: Any, verified: str) -> None:

@@ -19,6 +19,7 @@ from hone.core.errors import HoneError, RestoreError
 from hone.core.paths import state_dir
 from hone.fleet.local import LocalWorkers
 from hone.report.tune_terminal import ablation_lines, budget_lines, recommendation_kind, risk_lines
+from hone.run.conflicts import check_conflicts
 from hone.tune import SAMPLERS, TrialOutcome, TuneEvents, TuneResult, TuneSettings, finished_trials, tune
 from hone.tune.confirm import keep_reason
 from hone.tune.storage import mask_url
@@ -85,6 +86,8 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
                    "runs (default: on with --max-runs; off: every trial runs --repeats times).")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Run the trials in K local `hone worker` processes (no system knobs; see hone worker).")
+@click.option("--strict", is_flag=True, help="Refuse (exit 2, nothing changed) when a daemon that changes settings "
+              "on its own runs (tuned, bpftune, irqbalance, power daemons …); without it: a warning.")
 @click.option("--json", "json_path", metavar="FILE", help="Write the result as JSON (- = stdout).")
 @click.option("--html", "html_path", metavar="FILE",
               help="Write the HTML report here (default: <state dir>/reports/STUDY.html).")
@@ -92,7 +95,7 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
              storage: str | None, study_name: str | None, resume: bool, apply_best: bool, pareto: bool,
              repeats: int | None, confirm_rounds: int | None, top_k: int | None, ablation: bool | None,
              ablation_rounds: int | None, max_time: float | None, max_runs: int | None, intensify: bool | None,
-             workers: int, json_path: str | None, html_path: str | None) -> None:
+             workers: int, strict: bool, json_path: str | None, html_path: str | None) -> None:
     """Search SPEC's knob space for a configuration that beats the current one.
 
     Baseline (current values, measured `repeats` times) → trials (apply, benchmark,
@@ -113,6 +116,7 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
         console.print(f"A-Tune pair translated to {apply_spec} (for `hone apply`/`hone run`)", style="dim")
     else:
         loaded = load_checked(spec)
+    check_conflicts(loaded, strict=strict, verb="hone tune", warn=lambda m: err_console.print(m, style="yellow"))
     t = loaded.spec.tune
     source = "--max-runs"
     if max_runs is None and t.max_runs is not None:

@@ -47,4 +47,6 @@ POINTS = (
     "schedule.round",            # after one run of an interleaved round (confirmation, compare)
     "restore.written",           # restoring: one resource back, the next not yet
     "restore.restart",           # restoring: resources back, owed restarts not run yet
+    "adapt.switched",            # `hone adapt readahead`: a switch written, open files not advised yet
+    "adapt.exiting",             # `hone adapt readahead` ending: probe stopped, the device not restored yet
 )

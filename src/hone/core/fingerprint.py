@@ -1,4 +1,5 @@
-"""The environment a measurement was taken in: kernel, CPU, governor, THP, load, tools.
+"""The environment a measurement was taken in: kernel, CPU, governor, THP, load, tools, and the
+daemons running that can change settings underneath it (:mod:`hone.core.conflicts`).
 
 Stored with every result so a number can be traced to the machine that produced it.
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hone import __version__
+from hone.core.conflicts import detect_conflicts
 from hone.core.process import run_process
 
 
@@ -67,6 +69,9 @@ def fingerprint(spec_text: str | None = None, tools: tuple[str, ...] = ()) -> di
         "hone": __version__,
         "tools": {t: tool_version([t, "--version"]) for t in tools},
     }
+    scan = detect_conflicts()  # daemons that can change settings while this is measured
+    fp["conflicts"] = scan.to_json()
+    fp["conflict_notes"] = scan.notes
     if spec_text is not None:
         fp["spec_sha256"] = hashlib.sha256(spec_text.encode()).hexdigest()
     return fp

@@ -21,14 +21,18 @@ from pathlib import Path
 from hone.core.errors import CapabilityError, HoneError
 from hone.core.process import ProcessResult, run_process
 from hone.diagnose.capabilities import Capabilities
+from hone.diagnose.readseq import format_report
 from hone.diagnose.rules.base import Target
 
 PROBES = {
     "syscount": "system calls by process and syscall id",
     "biolatency": "block I/O latency histogram (µs)",
-    "readseq": "sequential vs random reads per file (readahead policy input)",
+    "readseq": "sequential vs random page-cache reads per file and process (read-ahead policy input)",
     "runqlat": "run-queue latency histogram (µs)",
 }
+# readseq: every device ($3 = 0), one report at the end (its interval, $4 ms, outlasts the run)
+_EXTRA_ARGS: dict[str, Callable[[int], list[str]]] = {"readseq": lambda secs: ["0", str((secs + 60) * 1000)]}
+_FORMAT: dict[str, Callable[[str], str]] = {"readseq": format_report}
 ATTACH_S = 2.0  # bpftrace needs about a second to compile and attach here
 GRACE_S = 15.0
 
@@ -54,9 +58,12 @@ def run_probe(name: str, seconds: float, caps: Capabilities, comm: str = "") -> 
         raise CapabilityError(f"bpftrace is unusable: {caps.bpftrace_why}",
                               hint="make setup installs bpftrace; hone doctor --mount-tracefs mounts tracefs")
     secs = max(1, math.ceil(seconds))
-    res: ProcessResult = run_process([caps.bpftrace, str(probe_script(name)), str(secs), comm[:15]],
+    extra = _EXTRA_ARGS.get(name, lambda _s: [])(secs)
+    res: ProcessResult = run_process([caps.bpftrace, str(probe_script(name)), str(secs), comm[:15], *extra],
                                      timeout=secs + GRACE_S)
     out = "\n".join(line for line in res.stdout.splitlines() if not line.startswith("Attaching"))
+    if res.ok and name in _FORMAT:
+        out = _FORMAT[name](out)
     return ProbeResult(name, secs, out.strip(), res.ok, "" if res.ok else res.describe_failure())
 
 

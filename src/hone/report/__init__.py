@@ -10,10 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 from hone.diagnose.report_markdown import render_markdown
-from hone.report import benchstat as benchstat_report
-from hone.report import bmf as bmf_report
-from hone.report import csv as csv_report
 from hone.report import (
+    analyse_terminal,
     diagnose_terminal,
     libswap_terminal,
     pgo_markdown,
@@ -24,6 +22,9 @@ from hone.report import (
     tune_terminal,
     verify_terminal,
 )
+from hone.report import benchstat as benchstat_report
+from hone.report import bmf as bmf_report
+from hone.report import csv as csv_report
 from hone.report import gab as gab_report
 from hone.report import hyperfine as hyperfine_report
 from hone.report import json as json_report
@@ -56,6 +57,7 @@ RENDERERS: dict[str, dict[str, Callable[[dict[str, Any]], Any]]] = {
     "libswap": {"terminal": libswap_terminal.render},
     "libswap-show": {"terminal": libswap_terminal.render_show},
     "verify": {"terminal": verify_terminal.render},
+    "analyse": {"terminal": analyse_terminal.render},
     "preset-verify": {"terminal": preset_terminal.render_verify},
 }
 

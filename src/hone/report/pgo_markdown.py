@@ -25,12 +25,16 @@ def _num(value: float) -> str:
     return num(value, 2 if abs(value) >= 1 else 4)
 
 
+#: Figures hone adds to a service's metrics, by their labels.
+LABELS = {"server_cpu_us_per_op": "server CPU µs per op"}
+
+
 def _figures(rows: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     """(key, label, goal) of every figure the scenario's rows carry; CPU time last."""
     out: list[tuple[str, str, str]] = []
     first = rows[0]
     for name, fig in (first.get("metrics") or {}).items():
-        out.append((name, name, fig.get("goal", "maximize")))
+        out.append((name, LABELS.get(name, name), fig.get("goal", "maximize")))
     label = "server CPU s" if first.get("metrics") is not None else "CPU s"
     out.append((CPU, label, "minimize"))
     return out

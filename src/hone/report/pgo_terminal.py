@@ -9,6 +9,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from hone.report.pgo_markdown import LABELS
+
 
 def _pct(ratio: float | None) -> str:
     """A variant/default ratio as a % change."""
@@ -65,11 +67,16 @@ def tables(result: dict[str, Any]) -> list[RenderableType]:
         out.append(Text(f"profile {kind}: {parts}; merged sha256 {prof['sha256'][:12]}"))
     best = result["best"]
     if best.get("variant"):
-        figures = (f"{best['metric']} {_pct(best.get('metric_ratio_geomean'))}, server CPU time"
-                   if best.get("metric") else "time")
+        if best.get("metric"):  # a server: its metric, and its CPU per op (build.cpu_per) or per run
+            per_op = best.get("cpu_per_op_ratio_geomean")
+            figures = (f"{best['metric']} {_pct(best.get('metric_ratio_geomean'))}, server CPU "
+                       + (f"per op {_pct(per_op)}" if per_op is not None else
+                          f"time {_pct(best['time_ratio_geomean'])}"))
+        else:
+            figures = (f"time {_pct(best['time_ratio_geomean'])}, instructions"
+                       f" {_pct(best['instructions_ratio_geomean'])}")
         out.append(Text.assemble((f"best: {best['variant']}", "bold"),
-                                 f" ({figures} {_pct(best['time_ratio_geomean'])}, instructions "
-                                 f"{_pct(best['instructions_ratio_geomean'])} geometric mean) — {best['reason']}"))
+                                 f" ({figures} geometric mean) — {best['reason']}"))
     else:
         out.append(Text(f"best: none — {best['reason']}"))
     if best.get("fewest_instructions"):
@@ -85,7 +92,7 @@ def _service_table(result: dict[str, Any], scn: str, rows: list[dict[str, Any]],
     names = list(rows[0]["metrics"]) if rows else []
     table = Table(title=f"{result.get('name') or 'pgo'} — {scn}  (as the service, {result['rounds']} rounds;"
                         f" verdict on {rows[0].get('metric') if rows else '?'}, layout-noise floor ±{floor:.1f}%)")
-    for col in ("variant", *names, "server CPU s", "CPU", "verdict"):
+    for col in ("variant", *(LABELS.get(n, n) for n in names), "server CPU s", "CPU", "verdict"):
         table.add_column(col, justify="left" if col in ("variant", "verdict") else "right")
     for r in rows:
         cells = []
@@ -94,7 +101,7 @@ def _service_table(result: dict[str, Any], scn: str, rows: list[dict[str, Any]],
             med = m.get("median")
             ci = m.get("ci_pct")
             span = f" [{ci[0]:+.1f}, {ci[1]:+.1f}]" if ci and None not in ci else ""
-            cells.append(("–" if med is None else f"{med:.4g}") + f" {_pct(m.get('ratio'))}{span}")
+            cells.append(("–" if med is None else _median(med)) + f" {_pct(m.get('ratio'))}{span}")
         med = r.get("cpu_s_median")
         table.add_row(r["variant"], *cells, "–" if med is None else f"{med:.3f}", _pct(r.get("time_ratio")),
                       r["verdict"])
@@ -134,3 +141,8 @@ def render_manifest(doc: dict[str, Any]) -> Group:
     out.append(Text(f"built {doc['created']} on {doc['host'].get('machine')}, kernel {doc['host'].get('kernel')}",
                     style="dim"))
     return Group(*out)
+
+
+def _median(value: float) -> str:
+    """Four significant digits, without an exponent for the figures servers report (28,170 req/s)."""
+    return f"{value:,.0f}" if abs(value) >= 10_000 else f"{value:.4g}"

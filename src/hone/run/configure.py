@@ -61,8 +61,13 @@ def parse_assignments(loaded: LoadedSpec, assignments: list[str], flag: str = "-
 
 def changes_machine(loaded: LoadedSpec) -> bool:
     """True when a session of this spec may change the machine (system knobs, or a service
-    hone starts or restarts): it needs the machine lock."""
-    return loaded.spec.service is not None or any(driver_for(k).changes_system for k in loaded.spec.knobs)
+    managed elsewhere that it restarts): it needs the machine lock. A server hone starts
+    itself is journaled (``hone rollback`` stops it) but is no machine setting: a spec of
+    param/env knobs and such a service takes no lock, so the service may itself be a hone
+    that changes the machine (``hone adapt readahead`` as the service of a study of its thresholds)."""
+    service = loaded.spec.service
+    return (service is not None and service.start is None) or any(
+        driver_for(k).changes_system for k in loaded.spec.knobs)
 
 
 class Configurator:

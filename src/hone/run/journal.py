@@ -205,10 +205,7 @@ class Journal:
         record = {"v": JOURNAL_VERSION, "ts": time.time(), "pid": os.getpid(), **record}
         data = (json.dumps(record, sort_keys=True) + "\n").encode()
         new_file = not self.path.exists()
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-        except OSError as exc:
-            raise JournalError(self._cannot(exc)) from None
+        fd = self._open_locked()
         try:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -231,6 +228,19 @@ class Journal:
                     os.fsync(dfd)
                 finally:
                     os.close(dfd)
+
+    def _open_locked(self) -> int:
+        """The journal file open for appending, under its own ``flock``: appends of sessions
+        without the machine lock (a service) never interleave with an archiving."""
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+            except OSError as exc:
+                raise JournalError(self._cannot(exc)) from None
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.fstat(fd).st_nlink:
+                return fd
+            os.close(fd)  # archived while we waited: append to the new file
 
     def _cannot(self, exc: OSError) -> str:
         why = "the disk is full" if exc.errno == errno.ENOSPC else (exc.strerror or str(exc))
@@ -384,7 +394,9 @@ class Journal:
                         restarts: Sequence[Restart] = ()) -> bool:
         """Record ``driver``'s resource original once, before its first change (``snapshot``
         when the caller already took it). Returns True when it was recorded now."""
-        if not MachineLock.held():
+        if not MachineLock.held() and driver.kind != "service":
+            # A server hone starts is a process of its session, not a machine setting: a
+            # session whose only change it is runs without the lock (hone.run.configure).
             raise RuntimeError("journal changes need the machine lock")
         res = driver.resource()
         pending = self._entries()
@@ -490,11 +502,19 @@ class Journal:
         """Everything is restored: move the file to history so the journal stays short."""
         history = self.directory / "journal-history.jsonl"
         try:
-            with history.open("ab") as out, self.path.open("rb") as src:
-                out.write(src.read())
-            self.path.unlink()
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.fstat(fd).st_nlink and not self._entries():  # no append came in meanwhile
+                with history.open("ab") as out, os.fdopen(os.dup(fd), "rb") as src:
+                    out.write(src.read())
+                self.path.unlink()
         except OSError:
             pass  # a journal with nothing active is just longer
+        finally:
+            os.close(fd)
 
     def status(self) -> list[dict[str, Any]]:
         """One row per changed resource: identity, what differs from the original (keys of
@@ -610,18 +630,26 @@ def _registered() -> list[Path]:
 
 def _register(directory: Path) -> None:
     """Add ``directory`` to the machine's list of state directories with changes, and drop
-    those whose journals hold nothing any more (needs the machine lock)."""
-    keep = [d for d in _registered() if not _same_dir(d, directory) and (d / "journal.jsonl").exists()
-            and Journal(d).active()]
-    lines = [str(Path(os.path.realpath(directory))), *map(str, keep)]
+    those whose journals hold nothing any more."""
     path = _registry_path()
-    tmp = path.with_name(f".{REGISTRY}.{os.getpid()}")
     try:
-        tmp.write_text("\n".join(lines) + "\n")
-        os.replace(tmp, path)
+        guard = os.open(path.with_name(f".{REGISTRY}.lock"), os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise JournalError(f"cannot write {path}: {exc.strerror}; nothing was changed") from None
+    try:
+        fcntl.flock(guard, fcntl.LOCK_EX)  # a service's session registers without the machine lock
+        keep = [d for d in _registered() if not _same_dir(d, directory) and (d / "journal.jsonl").exists()
+                and Journal(d).active()]
+        lines = [str(Path(os.path.realpath(directory))), *map(str, keep)]
+        tmp = path.with_name(f".{REGISTRY}.{os.getpid()}")
+        try:
+            tmp.write_text("\n".join(lines) + "\n")
+            os.replace(tmp, path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise JournalError(f"cannot write {path}: {exc.strerror}; nothing was changed") from None
+    finally:
+        os.close(guard)
 
 
 

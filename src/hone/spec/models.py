@@ -840,7 +840,7 @@ class BuildSpec(StrictModel):
 
     ``system``: make, cmake, autotools (./configure; make), meson, cargo or command (``command``
     is then the build argv; for cmake, autotools and meson it replaces the build step after
-    configuring).
+    configuring; ``configure`` adds arguments to their configure step).
     Flags reach the build as CC/CFLAGS/CXXFLAGS/LDFLAGS/RUSTFLAGS in the environment and
     as ``{cc}`` ``{cflags}`` ``{ldflags}`` ``{ar}`` ``{ranlib}`` ``{rustflags}`` ``{jobs}``
     placeholders in ``command``. ``binary`` is relative to ``dir``. Without ``evaluate``
@@ -853,6 +853,7 @@ class BuildSpec(StrictModel):
     dir: str = "."
     binary: str = Field(min_length=1)
     command: Argv | None = None
+    configure: Argv | None = None
     cflags: str | None = None
     ldflags: str = ""
     rustflags: str = ""
@@ -868,8 +869,18 @@ class BuildSpec(StrictModel):
     partial_training: bool = False
     build_timeout: float = Field(1800.0, gt=0, le=MAX_TIMEOUT_S)
     run_timeout: float = Field(600.0, gt=0, le=MAX_TIMEOUT_S)
+    #: A throughput metric (per second) of the load: the server's CPU time is also judged per unit
+    #: of it (server_cpu_us_per_op), which compares builds under a fixed-duration load.
+    cpu_per: str | None = None
 
-    _cmd = field_validator("command", mode="before")(_check_command)
+    _cmd = field_validator("command", "configure", mode="before")(_check_command)
+
+    @model_validator(mode="after")
+    def _configure_step(self) -> BuildSpec:
+        if self.configure is not None and self.system not in ("cmake", "autotools", "meson"):
+            raise ValueError(f"configure: arguments of a configure step, which only cmake, autotools and meson have;"
+                             f" system is {self.system} (put options in command: instead)")
+        return self
 
     @model_validator(mode="after")
     def _binary_placeholder(self) -> BuildSpec:
@@ -932,6 +943,20 @@ class Spec(StrictModel):
             return handler(data)  # type: ignore[no-any-return]
         finally:
             _SCENARIOS_ARE_LOAD.reset(token)
+
+    @model_validator(mode="after")
+    def _cpu_per(self) -> Spec:
+        per = self.build.cpu_per if self.build is not None else None
+        if per is None:
+            return self
+        if self.service is None or self.service.start is None:
+            raise ValueError("build.cpu_per: the server's CPU per unit of a metric needs a service hone starts"
+                             " (service.start)")
+        names = [m.name for m in self.metrics]
+        if per not in names:
+            raise ValueError(f"build.cpu_per: expected the name of a throughput metric, one of {', '.join(names)};"
+                             f" got {per!r}")
+        return self
 
     @model_validator(mode="after")
     def _service_knobs(self) -> Spec:

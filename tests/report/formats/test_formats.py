@@ -149,6 +149,7 @@ SHOWS = {
     "doctor": lambda d: d["findings"][0]["title"], "profile": lambda d: next(iter(d["derived"])),
     "capabilities": lambda d: d["kernel"], "libswap": lambda d: d["label"], "libswap-show": lambda d: d["target"],
     "verify": lambda d: d["checks"][0]["knob"], "preset-verify": lambda d: d["kept"][0],
+    "analyse": lambda d: d["summary"],
 }
 
 
@@ -384,6 +385,7 @@ def test_what_the_verbs_write_now_is_the_format_they_name(hone, tmp_path: Path) 
         written["profile"] = ("profile", "-r", "1", "--json", tmp_path / "profile.json", "--", "true")
         written["doctor"] = ("doctor", "-o", tmp_path / "doctor", "-r", "1", "--no-flame", "--json",
                              tmp_path / "doctor.json", "--", "true")
+        written["analyse"] = ("analyse", "--json", tmp_path / "analyse.json", "--", "true")
     if shutil.which("gcc") and shutil.which("make"):
         project = tmp_path / "toy-c"
         shutil.copytree(REPO / "examples" / "pgo" / "toy-c", project)

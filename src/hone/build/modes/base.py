@@ -55,6 +55,10 @@ class ProfileMode(ABC):
     def scenario_env(self, scenario_dir: Path) -> dict[str, str]:
         """Environment that sends one scenario's profile into ``scenario_dir``."""
 
+    def write_dir(self, scenario_dir: Path) -> Path:
+        """The directory the trained program writes one scenario's profile into."""
+        return scenario_dir / "raw"
+
     @abstractmethod
     def collect(self, scenario: str, weight: float, scenario_dir: Path, instr_tree: Path) -> ScenarioProfile:
         """Turn the raw files of one scenario into one profile (in ``scenario_dir``)."""

@@ -3,8 +3,11 @@
 gcc names each ``.gcda`` after its object's path, so profiles are stored relative to
 the tree root; the optimizing build (same tree path) reads them from a directory outside
 the tree (``-fprofile-use=DIR``), named as gcc looks them up there.
-``GCOV_PREFIX`` sends each scenario's files to its own directory; ``gcov-tool merge``
-adds them up with integer weights.
+The training build writes into one directory compiled into it (``-fprofile-generate=DIR``),
+not one named by ``GCOV_PREFIX`` at exit: servers clear their workers' environment (nginx keeps
+only what its ``env`` directives name), and a worker without ``GCOV_PREFIX`` would write
+into the build tree. Scenarios run one at a time; each one's files are moved from DIR into
+its own directory; ``gcov-tool merge`` adds them up with integer weights.
 """
 
 from __future__ import annotations
@@ -48,27 +51,52 @@ class InstrGcc(ProfileMode):
         self.gcov_tool = gcov_tool()
         self.versions = {"gcov-tool": tool_version(self.gcov_tool)}
 
+    @staticmethod
+    def _live(profile_root: Path) -> Path:
+        """The directory the training build writes into (``profile_root``: its scenarios' parent)."""
+        return profile_root.parent / "gcda-live"
+
     def instrument(self, flags: BuildFlags, profile_root: Path) -> None:
-        extra = ["-fprofile-generate"]
+        live = self._live(profile_root)
+        live.mkdir(parents=True, exist_ok=True)
+        extra = [f"-fprofile-generate={live}"]
         if self.threads:
             extra.append("-fprofile-update=atomic")  # exact counts when threads race on counters
         flags.cflags += extra
         flags.ldflags += extra
 
+    def write_dir(self, scenario_dir: Path) -> Path:
+        return self._live(scenario_dir.parent)
+
     def scenario_env(self, scenario_dir: Path) -> dict[str, str]:
-        return {"GCOV_PREFIX": str(scenario_dir / "raw"), "GCOV_PREFIX_STRIP": "0"}
+        # Called just before the scenario runs: what the build itself ran (configure's test
+        # programs) wrote is not the scenario's.
+        live = self.write_dir(scenario_dir)
+        shutil.rmtree(live, ignore_errors=True)
+        live.mkdir(parents=True)
+        # A GCOV_PREFIX of the user's would be put in front of the compiled-in directory.
+        return {"GCOV_PREFIX": "", "GCOV_PREFIX_STRIP": "0"}
 
     def collect(self, scenario: str, weight: float, scenario_dir: Path, instr_tree: Path) -> ScenarioProfile:
-        # GCOV_PREFIX keeps the absolute object path: <raw>/<abs tree>/<rel>.gcda
-        raw = scenario_dir / "raw" / str(instr_tree.resolve()).lstrip("/")
+        live = self.write_dir(scenario_dir)
         rel = scenario_dir / "gcda"
-        if not raw.is_dir() or not any(raw.rglob("*.gcda")):
+        root = instr_tree.resolve()
+        moved = 0
+        for gcda in sorted(live.rglob("*.gcda")) if live.is_dir() else []:
+            target = _object_path(gcda, live)
+            if target.is_relative_to(root):  # a library built elsewhere (not this tree) is not ours to use
+                dest = rel / target.relative_to(root)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(gcda, dest)
+                moved += 1
+        if live.is_dir():
+            shutil.rmtree(live)
+            live.mkdir()
+        if not moved:
             raise NoProfileWrittenError(
-                f"instr-gcc: scenario {scenario!r} wrote no .gcda files under {raw}",
+                f"instr-gcc: scenario {scenario!r} wrote no .gcda files for {root} under {live}",
                 hint="does the scenario run {binary} (not another copy of the program), and does it exit normally"
                 " (exit() or return from main; not a signal, abort() or _exit())?")
-        shutil.copytree(raw, rel, dirs_exist_ok=True)
-        shutil.rmtree(scenario_dir / "raw")
         # Forked processes (a pre-forking server's workers) merge into the same .gcda under
         # libgcov's file lock; the run count says how many did.
         return ScenarioProfile(scenario, str(rel), sha256_path(rel), gcda_dir_total(rel), weight,
@@ -140,3 +168,13 @@ class InstrGcc(ProfileMode):
             extra.append("-fprofile-partial-training")
         flags.cflags += extra
         flags.ldflags += extra
+
+
+def _object_path(gcda: Path, live: Path) -> Path:
+    """The object path a ``.gcda`` under ``-fprofile-generate=live`` stands for: gcc names it
+    ``live/<absolute path, '/' → '#'>.gcda`` for an object named relative to its directory, and
+    ``live/<absolute path>.gcda`` for one named by absolute path."""
+    rel = gcda.relative_to(live)
+    if len(rel.parts) == 1 and "#" in rel.name:
+        return Path(rel.name.replace("#", "/"))
+    return Path("/") / rel

@@ -15,9 +15,10 @@ from hone.build.systems.base import BuildFlags, BuildSystem, fill
 
 
 class AutotoolsBuild(BuildSystem):
-    """``sh ./configure`` then ``make -j{jobs}`` (``command`` replaces the make step)."""
+    """``sh ./configure [configure_args]`` then ``make -j{jobs}`` (``command`` replaces the make step)."""
 
     name = "autotools"
+    configures = True
 
     def ignore_patterns(self) -> list[str]:
         return [*super().ignore_patterns(), "config.cache", "config.status", "config.log", "autom4te.cache"]
@@ -28,4 +29,4 @@ class AutotoolsBuild(BuildSystem):
         if not (tree / "configure").is_file() and any((tree / n).is_file() for n in ("configure.ac", "configure.in")):
             out.append((["autoreconf", "-i"], env))
         build = fill(self.command, flags.placeholder_values(self.jobs)) if self.command else ["make", f"-j{self.jobs}"]
-        return [*out, (["sh", "./configure"], env), (build, env)]
+        return [*out, (["sh", "./configure", *self.configure_args], env), (build, env)]

@@ -81,6 +81,16 @@ class BuildLog:
         return "\n".join(r.stderr for r in self.steps)
 
 
+def _failure(res: ProcessResult) -> str:
+    """A failed step in one line; with the tail of stdout when stderr says little (nginx's
+    configure prints its errors on stdout, make then adds one line to stderr)."""
+    line = res.describe_failure()
+    if len(res.stderr.strip().splitlines()) > 2 or res.timed_out or res.aborted is not None:
+        return line
+    tail = " | ".join(t.strip() for t in res.stdout.strip().splitlines()[-3:] if t.strip())
+    return f"{line}; output: {tail}" if tail else line
+
+
 class BuildSystem(ABC):
     """Build a project tree (a clean copy) into a binary.
 
@@ -93,10 +103,14 @@ class BuildSystem(ABC):
     #: C/C++ builds get compiler wrappers first on PATH (hone.build.systems.wrappers); cargo does not.
     wraps_compilers: bool = True
 
+    #: Whether the system has a configure step that ``configure_args`` extend.
+    configures: bool = False
+
     def __init__(self, *, binary: str, command: list[str] | None = None, jobs: int = 2,
-                 timeout: float = 1800.0) -> None:
+                 timeout: float = 1800.0, configure_args: list[str] | None = None) -> None:
         self.binary = binary
         self.command = command
+        self.configure_args = list(configure_args or [])
         self.jobs = jobs
         self.timeout = timeout
 
@@ -123,7 +137,7 @@ class BuildSystem(ABC):
                 res = run_process(argv, timeout=self.timeout, env=full_env, cwd=tree)
                 log.steps.append(res)
                 if not res.ok:
-                    err = HoneError(f"{self.name} build failed: {res.describe_failure()}")
+                    err = HoneError(f"{self.name} build failed: {_failure(res)}")
                     err.log = log  # type: ignore[attr-defined]
                     raise err
         finally:

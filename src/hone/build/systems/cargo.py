@@ -3,7 +3,6 @@ clean tree (never the user's ``target/``, whose objects were built with other fl
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 from hone.build.systems.base import BuildFlags, BuildSystem, fill
@@ -18,5 +17,8 @@ class CargoBuild(BuildSystem):
 
     def steps(self, tree: Path, flags: BuildFlags) -> list[tuple[list[str], dict[str, str]]]:
         argv = self.command or ["cargo", "build", "--release", "-j", str(self.jobs)]
-        env = {"RUSTFLAGS": shlex.join(flags.rustflags), "CARGO_TARGET_DIR": str(tree / "target")}
+        # CARGO_ENCODED_RUSTFLAGS beats RUSTFLAGS (one left in the environment, as cargo sets it for
+        # build scripts, would silently drop hone's): both carry the flags, the encoded form unquoted.
+        env = {"RUSTFLAGS": " ".join(flags.rustflags), "CARGO_ENCODED_RUSTFLAGS": "\x1f".join(flags.rustflags),
+               "CARGO_TARGET_DIR": str(tree / "target")}
         return [(fill(argv, flags.placeholder_values(self.jobs)), env)]

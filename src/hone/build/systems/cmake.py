@@ -23,6 +23,7 @@ class CMakeBuild(BuildSystem):
     (a project that sets one itself keeps it; its flags come before hone's appended ones)."""
 
     name = "cmake"
+    configures = True
 
     def ignore_patterns(self) -> list[str]:
         return [*super().ignore_patterns(), BUILD_DIR, "CMakeCache.txt", "CMakeFiles"]
@@ -42,6 +43,7 @@ class CMakeBuild(BuildSystem):
             launcher = self.wrapper_dir(tree) / LAUNCHER
             configure += [f"-DCMAKE_{lang}_{what}_LAUNCHER={launcher}"
                           for lang in ("C", "CXX") for what in ("COMPILER", "LINKER")]
+        configure += self.configure_args  # after hone's entries: a user's -D of the same name wins
         build = ["cmake", "--build", BUILD_DIR, "-j", str(self.jobs)]
         if self.command:
             build = fill(self.command, flags.placeholder_values(self.jobs))

@@ -20,13 +20,14 @@ class MesonBuild(BuildSystem):
     (``_hone_build/prog``)."""
 
     name = "meson"
+    configures = True
 
     def ignore_patterns(self) -> list[str]:
         return [*super().ignore_patterns(), BUILD_DIR]
 
     def steps(self, tree: Path, flags: BuildFlags) -> list[tuple[list[str], dict[str, str]]]:
         env = self.c_env(flags)
-        setup = ["meson", "setup", BUILD_DIR, "-Dbuildtype=plain", "-Db_pgo=off"]
+        setup = ["meson", "setup", BUILD_DIR, "-Dbuildtype=plain", "-Db_pgo=off", *self.configure_args]
         build = ["meson", "compile", "-C", BUILD_DIR, "-j", str(self.jobs)]
         if self.command:
             build = fill(self.command, flags.placeholder_values(self.jobs))

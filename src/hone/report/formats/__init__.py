@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from hone.core.errors import HoneError
+from hone.report.formats.analyse import AnalyseV1
 from hone.report.formats.common import today_verdicts
 from hone.report.formats.compare import CompareV1, CompareV2, v1_for_display
 from hone.report.formats.diagnose import CapabilitiesV1, DoctorV1, ProfileV1
@@ -71,6 +72,7 @@ FORMATS: tuple[Format, ...] = (
     Format("libswap", 1, LibswapV1, "hone libswap glibc|alloc --json, VARIANT_DIR/variant.json"),
     Format("libswap-show", 1, LibswapShowV1, "hone libswap show --json"),
     Format("verify", 1, VerifyV1, "hone verify --json"),
+    Format("analyse", 1, AnalyseV1, "hone analyse --json"),
     Format("preset-verify", 1, PresetVerifyV1, "hone preset verify --json"),
 )
 BY_NAME: dict[str, Format] = {f.name: f for f in FORMATS}

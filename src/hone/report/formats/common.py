@@ -84,6 +84,16 @@ class Comparison(ComparisonBase):
     rounds_needed: NotRequired[int | None]
 
 
+class Conflict(TypedDict):
+    """A daemon that can change settings underneath a measurement (:mod:`hone.core.conflicts`)."""
+
+    daemon: str
+    found: list[str]
+    pids: list[int]
+    what: str
+    changes: list[str]
+
+
 class Fingerprint(TypedDict):
     """The machine a measurement was taken on (:func:`hone.core.fingerprint.fingerprint`)."""
 
@@ -99,6 +109,9 @@ class Fingerprint(TypedDict):
     hone: str
     tools: dict[str, str | None]
     spec_sha256: NotRequired[str]
+    # Added within the current versions (older documents lack them).
+    conflicts: NotRequired[list[Conflict]]
+    conflict_notes: NotRequired[list[str]]
 
 
 def today_verdicts(doc: dict[str, Any]) -> dict[str, Any]:

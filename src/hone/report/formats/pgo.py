@@ -39,6 +39,9 @@ class ScenarioProfile(TypedDict):
     # LLVM profiles) and, training as the service, the program's processes hone saw in it.
     profile_writers: NotRequired[int | None]
     server_processes: NotRequired[int | None]
+    # Added within version 1: distinct profiling-runtime error lines in the server's log (training
+    # as the service), null otherwise.
+    profile_errors: NotRequired[int | None]
 
 
 class MergedProfile(TypedDict):
@@ -137,6 +140,8 @@ class Best(TypedDict):
     # pick's geometric-mean ratio of it (``time_ratio_geomean`` is then the server's CPU time).
     metric: NotRequired[str]
     metric_ratio_geomean: NotRequired[Num]
+    # Added within version 1, with build.cpu_per: the pick's server CPU per unit of that metric.
+    cpu_per_op_ratio_geomean: NotRequired[Num]
 
 
 class ServiceInfo(TypedDict):
