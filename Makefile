@@ -66,6 +66,7 @@ bench-stats:                # every A/B caller's A/A false rate and power, live 
 # problems, budgets of 30/60/120 runs, noise-free and 5% noise; results.md (hours: see the README)
 bench-tuning:
 	@HONE_EXTRAS=dev,bench $(SETUP) core
+	@bash benchmarks/tuning/setup-anchors.sh   # the anchors' venv: Optuna's GP (PyTorch), OpenTuner, SMAC3
 	$(VENV)/bin/python benchmarks/tuning/run.py
 
 bench-fleet:                # real PostgreSQL, root, ~10 min

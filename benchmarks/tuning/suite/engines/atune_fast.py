@@ -1,13 +1,14 @@
-"""Exact fast paths for A-Tune's GP (``run.py``'s ``atune``), so it runs to the full budget.
+"""Exact fast paths for A-Tune's GP (:func:`.library.atune`) on all-categorical spaces.
 
 A-Tune's engine (``analysis/optimizer/optimizer.py``) calls scikit-optimize's ``Optimizer``
-with defaults: ``gp_hedge`` over EI/PI/LCB, each minimised over 10,000 random points, and a
-GP from ``cook_estimator("GP")`` (2 restarts of the kernel fit). Every knob is discrete, so
-the space is all-categorical and skopt's GP uses its ``HammingKernel`` with one length scale
-per one-hot column (256 of them on sparse-8of2). skopt computes that kernel and its
-gradient through (n, m, d) indicator arrays: one 120-evaluation run took > 10 minutes, the
-kernel fit's gradient (scikit-learn's ``Product`` kernel stacking (n, n, d) arrays) and the
-10,000-point predictions nearly all of it.
+with defaults: ``gp_hedge`` over EI/PI/LCB, each over 10,000 random points then L-BFGS, and a
+GP from ``cook_estimator("GP")`` (2 restarts of the kernel fit). When every knob is a value
+list (the tables), the space is all-categorical and skopt's GP uses its ``HammingKernel`` with
+one length scale per one-hot column (256 of them for 8 knobs of 32 values). skopt computes that
+kernel and its gradient through (n, m, d) indicator arrays: one 120-evaluation run took > 10
+minutes, the kernel fit's gradient (scikit-learn's ``Product`` kernel stacking (n, n, d)
+arrays) and the 10,000-point predictions nearly all of it. Mixed spaces (a range among the
+knobs) use skopt's Matérn kernel and are not touched.
 
 On one-hot (0/1) inputs the same quantities are matrix products:
 ``Σ_d l_d·[x_d ≠ y_d] = x·l + y·l − 2 (x∘l)·y``, and the likelihood gradient
