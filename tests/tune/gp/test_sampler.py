@@ -383,7 +383,7 @@ def test_larger_spaces_fit_length_scales_under_a_prior_once_there_are_enough_obs
         return 1.0 + ((p["x"] - 5) / 9) ** 2 + 1e-4 * p["inert"] / (2 * ENUMERATE_LIMIT)
 
     def fits(dists: dict, n: int) -> tuple[np.ndarray, np.ndarray]:
-        study = _searched(HoneGPSampler(seed=3, n_startup_trials=5), dists, fn, n)
+        study = _searched(HoneGPSampler(seed=3, n_startup_trials=5, thompson_share=0.0), dists, fn, n)
         prior, free = (_length_scales(HoneGPSampler(seed=3, length_scale_prior=sd), study, dists)
                        for sd in (LENGTH_SCALE_PRIOR_SD, None))
         return prior, free
