@@ -14,7 +14,8 @@ of the knobs' levels) with ``data/NAME.json`` (source, description, metrics, the
   split of a data set bundled with scikit-learn (random_state 0), the error (1 − accuracy) of
   5-fold cross-validation on the 80 % part (minimize); every knob discretized to a few
   log-spaced levels that include scikit-learn's default. Deterministic (random_state 0, one
-  thread): CPU counts, run them under ``nice -n 19``. About 2, 5 and 20 minutes of one core.
+  thread): CPU counts, run them under ``nice -n 19``. 1.5, 3 and 13 minutes of one core (hours
+  of wall time under nice on a busy machine).
 * ``postgresql``, ``redis``, ``nginx`` — real servers on loopback, measured through
   ``hone run servers/NAME.yaml --set …`` (hone starts the server with the configuration's
   file, waits until it is ready, warms it up, runs the benchmark once untimed and 3 times
@@ -22,13 +23,16 @@ of the knobs' levels) with ``data/NAME.json`` (source, description, metrics, the
   (a throughput, maximize; a 99th-percentile latency, minimize). Configurations run in a
   random order (seed 24); the default configuration is measured first, after every 20 others
   and last, and its row is the median of those measurements; their spread is the drift
-  written into the JSON's source. About an hour each; timing-sensitive: never under nice.
+  written into the JSON's source. Timing-sensitive: never under nice. Measured here in 0.8 h
+  (postgresql, ~17 s a configuration), 0.7 h (redis: 5–45 s, the appendfsync=always ones the
+  slowest); nginx is not measured yet.
   Each measurement is appended to ``build/tables/NAME.jsonl`` as it is made: an interrupted
-  run resumes where it stopped (``--fresh`` starts over).
+  run resumes where it stopped (``--fresh`` starts over); the finished log is kept as
+  ``data/measured/NAME.jsonl`` (every measurement with its time and order).
 
 Run: ``python benchmarks/tuning/measure_tables.py NAME... [--fresh]`` from the repository
 root with hone's .venv python (scikit-learn for the sklearn tables; root, PostgreSQL, Redis,
-nginx and wrk for the servers: ``scripts/setup.sh examples-postgresql`` etc.).
+nginx and wrk for the servers: ``scripts/setup.sh examples-postgresql examples-redis examples-nginx``).
 """
 
 from __future__ import annotations
@@ -465,13 +469,18 @@ def measure_server(name: str, fresh: bool = False) -> None:
     with log.open("a") as fh:
         for i, (kind, cfg) in enumerate(plan[len(done):], len(done)):
             t0 = time.time()
+            load = os.getloadavg()[0]  # other work on the machine: what the drift follows
             metrics = _hone_run(name, cfg, table, state)
-            rec = {"i": i, "kind": kind, "config": cfg, "metrics": metrics, "t": t0, "s": time.time() - t0}
+            rec = {"i": i, "kind": kind, "config": cfg, "metrics": metrics, "t": t0, "s": time.time() - t0,
+                   "load": load}
             fh.write(json.dumps(rec) + "\n")
             fh.flush()
             done.append(rec)
             print(f"{name} {i + 1}/{len(plan)} {kind} {cfg} {metrics} ({rec['s']:.0f} s)", flush=True)
     _write_server_table(name, table, done, json.loads(log.read_text().splitlines()[0])["started"])
+    # every measurement with its time, kept beside the table (the default's drift, the order)
+    (DATA / "measured").mkdir(exist_ok=True)
+    (DATA / "measured" / f"{name}.jsonl").write_text(log.read_text())
 
 
 def _write_server_table(name: str, table: ServerTable, done: list[dict[str, Any]], started: float) -> None:
@@ -493,6 +502,9 @@ def _write_server_table(name: str, table: ServerTable, done: list[dict[str, Any]
         f"{(max(d[m] for d in defaults) / base[m] - 1) * 100:+.0f} %; first {defaults[0][m]:.4g}, "
         f"last {defaults[-1][m]:.4g})" for m in names)
     grid_rows = len(grid(table.space))
+    loads = [r["load"] for r in done if "load" in r]
+    if loads:
+        drift += f"; the machine's 1-minute load average went from {min(loads):.1f} to {max(loads):.1f}"
     write_meta(name, {
         "source": f"{table.workload}, measured on this VM (2 cores, shared with other work) through `hone run "
                   f"benchmarks/tuning/servers/{name}.yaml --set …` (measure_tables.py {name}): the server restarted "
