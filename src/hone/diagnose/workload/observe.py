@@ -122,8 +122,8 @@ class _Sampler(threading.Thread):
         self.ticks = 0
 
     def run(self) -> None:
-        # Quick looks first so a command that ends within a second is still sampled twice.
-        waits = iter((0.05, 0.1, 0.2))
+        # A look every 0.1 s for the first 2 s, so a command of a second is sampled several times.
+        waits = iter([0.1] * 20)
         while True:
             self.tick()
             if self.stopping.wait(next(waits, TICK_S)):
