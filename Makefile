@@ -67,7 +67,7 @@ bench-stats:                # every A/B caller's A/A false rate and power, live 
 bench-tuning:
 	@HONE_EXTRAS=dev,bench $(SETUP) core
 	@bash benchmarks/tuning/setup-anchors.sh   # the anchors' venv: Optuna's GP (PyTorch), OpenTuner, SMAC3
-	$(VENV)/bin/python benchmarks/tuning/run.py
+	$(VENV)/bin/python benchmarks/tuning/run.py $(TUNING_ARGS)   # e.g. TUNING_ARGS='--half held-out --budgets 60'
 
 bench-fleet:                # real PostgreSQL, root, ~10 min
 	@$(SETUP) core examples-postgresql
