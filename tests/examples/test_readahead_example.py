@@ -25,13 +25,13 @@ def test_the_controller_runs_as_the_service_of_a_param_only_study(
     (tmp_path / "build" / "examples" / "readahead").symlink_to(loop_fs.root)
     spec = yaml.safe_load((example / "hone.yaml").read_text())
     cmd = spec["benchmark"]["command"]
-    for flag, value in (("--phases", "2"), ("--rand-ops", "800"), ("--seq-mib", "256"), ("--budget-mib", "8")):
+    for flag, value in (("--phases", "2"), ("--rand-ops", "800"), ("--seq-mib", "512"), ("--budget-mib", "8")):
         cmd[cmd.index(flag) + 1] = value
     spec["benchmark"]["repeats"] = 1
     (example / "hone.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     original = loop_fs.readahead.read_text().strip()
 
-    res = hone("run", example / "hone.yaml", "--set", "interval=0.25", "--set", "sequential_kb=512",
+    res = hone("run", example / "hone.yaml", "--set", "interval=0.1", "--set", "sequential_kb=512",
                env={"PATH": f"{Path(HONE_BIN).parent}{os.pathsep}{os.environ['PATH']}"})
 
     assert res.code == 0, res.out + res.err
