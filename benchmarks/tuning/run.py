@@ -189,14 +189,21 @@ def goals(c: dict[tuple[str, str, float, int], list[float]], split: dict[str, li
             best_other = max(((_median([_median(c[(e, p, noise, budget)]) for p in mine_at]), e) for e in others
                               if all(len(c.get((e, p, noise, budget), [])) >= MIN_SEEDS for p in mine_at)),
                              default=(float("nan"), "–"))
-            cost = [(_median(c[(engine, p, 0.05, budget)]), _median(c[(engine, p, 0.0, budget)])) for p in probs
-                    if (engine, p, 0.05, budget) in c and (engine, p, 0.0, budget) in c]
+            cost = _noise_pairs(c, engine, probs, budget)
             mine = _median([h for h, _ in rows])
             out.append(f"| {half} | {100 * noise:g}% | {sum(h >= o for h, o in rows)} of {len(rows)} | "
                        f"{sum(h >= o - 0.01 for h, o in rows)} of {len(rows)} | {mine:.3f} ({best_other[1]} "
                        f"{best_other[0]:.3f}) | " + (f"{sum(n >= f - 0.01 for n, f in cost)} of {len(cost)}"
                                                     if noise and cost else "") + " |")
     return [*out, ""]
+
+
+def _noise_pairs(c: dict[tuple[str, str, float, int], list[float]], engine: str, probs: list[str],
+                 budget: int) -> list[tuple[float, float]]:
+    """(median at 5% noise, median noise-free) of ``engine`` per problem where both cells have
+    :data:`MIN_SEEDS` seeds."""
+    return [(_median(c[(engine, p, 0.05, budget)]), _median(c[(engine, p, 0.0, budget)])) for p in probs
+            if min(len(c.get((engine, p, n, budget), [])) for n in (0.05, 0.0)) >= MIN_SEEDS]
 
 
 def noise_cost(c: dict[tuple[str, str, float, int], list[float]], probs: list[str], half: str,
@@ -208,8 +215,7 @@ def noise_cost(c: dict[tuple[str, str, float, int], list[float]], probs: list[st
     for e in engines:
         row = []
         for b in BUDGETS:
-            pairs = [(_median(c[(e, p, 0.05, b)]), _median(c[(e, p, 0.0, b)])) for p in probs
-                     if (e, p, 0.05, b) in c and (e, p, 0.0, b) in c]
+            pairs = _noise_pairs(c, e, probs, b)
             row.append(f"{sum(n >= f - 0.01 for n, f in pairs)} of {len(pairs)}" if pairs else "–")
         if any(x != "–" for x in row):
             any_row = True
