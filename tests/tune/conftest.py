@@ -22,8 +22,8 @@ BENCH = textwrap.dedent(
     if mode == "slow":
         time.sleep(0.5)
     score = 0.0 if mode == "zero" else 100.0 + 10 * x - x * x - 4 * (level - 3) ** 2
-    if mode == "noisy":  # ±5% by turns (the log's line count): a known, never-vanishing noise
-        runs = len(pathlib.Path(os.environ["HONE_TEST_LOG"]).read_text().splitlines())
+    runs = len(pathlib.Path(os.environ["HONE_TEST_LOG"]).read_text().splitlines())
+    if mode == "noisy" or (mode == "drift" and runs > 6):  # ±5% by turns (drift: after 6 exact runs)
         score *= 1.05 if runs % 2 else 0.95
     print(f"score: {score}")
     print(f"x: {x}")

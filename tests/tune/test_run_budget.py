@@ -34,11 +34,15 @@ def test_max_runs_holds_with_the_baseline_search_confirmation_and_ablation_all_c
     spent = doc["budget"]["runs_spent"]
     assert doc["budget"]["max_runs"] == 80
     assert _runs(log) == sum(spent.values()) == doc["budget"]["runs_total"] <= 80
-    assert spent["baseline"] == 2 and spent["confirmation"] == 12  # 6 rounds × 2 arms, no warm-up
+    # the baseline's 2 runs repeat exactly: 4 more to be sure, then 2 rounds × 2 arms, the best's 2 new
+    # runs against the baseline's 8 in the rank-sum test
+    assert spent["baseline"] == 6 and spent["confirmation"] == 4
+    assert doc["confirmations"][0]["comparison"]["reason"] == "rank-sum test of 2 against 8 runs"
+    assert "its 2 runs repeat within 1%: 4 more to be sure" in res.out
     assert doc["ablation"] is not None and spent["ablation"] == 6 * (4 + 3)  # leave-one-out, then the last block
     assert spent["search"] == 8  # 8 trials of 1 run: the runs repeat exactly
     assert re.search(r"runs: ≤ 80 benchmark runs \(--max-runs\): baseline 2, search ≤ ", res.out), res.out
-    assert f"benchmark runs: {sum(spent.values())} of --max-runs 80 (baseline 2, search " in res.out
+    assert f"benchmark runs: {sum(spent.values())} of --max-runs 80 (baseline 6, search " in res.out
 
 
 def test_the_spec_budget_stops_the_search_exactly_with_failing_runs_counted(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
@@ -47,12 +51,36 @@ def test_the_spec_budget_stops_the_search_exactly_with_failing_runs_counted(work
     res = hone("tune", spec, "--sampler", "random", "--json", workload / "r.json")
     assert res.code == 0, res.err + res.out
     doc = json.loads((workload / "r.json").read_text())
-    # baseline 3; the confirmation's 12 runs (6 rounds × 2 arms) reserved; the search spends the other 15
-    assert doc["budget"]["runs_spent"] == {"baseline": 3, "search": 15, "confirmation": 12, "ablation": 0}
-    assert doc["budget"]["runs_planned"] == {"baseline": 3, "search": 15, "confirmation": 12, "ablation": 0}
+    # the baseline's 3 runs repeat exactly: 3 more, then the confirmation's 4 runs (2 rounds × 2 arms, a
+    # rank-sum test with the baseline's runs) are reserved; the search spends the other 20
+    assert doc["budget"]["runs_spent"] == {"baseline": 6, "search": 20, "confirmation": 4, "ablation": 0}
+    assert doc["budget"]["runs_planned"] == {"baseline": 6, "search": 20, "confirmation": 4, "ablation": 0}
     assert _runs(workload / "runs.log") == 30
     assert doc["failed_trials"] >= 1  # x = 3 or 6 fails: those runs count like any other
     assert "the baseline's runs repeat within 1%: one run per trial" in res.out
+    assert "runs: ≤ 30 benchmark runs (--max-runs): baseline 6, search ≤ 20 (~20 trials of 1 run), confirmation 4 " \
+           "(2 rounds × 2 arms)" in res.out
+
+
+def test_exact_runs_that_stop_repeating_fall_back_to_the_paired_confirmation(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    # the baseline's 6 runs repeat exactly, then every run is ±5% by turns
+    spec = write_workload(workload, mode="drift", repeats=3)
+    res = hone("tune", spec, "--no-ablation", "--study", "drift", "--json", workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    assert "the baseline's runs no longer repeat within 1%: the paired confirmation instead" in res.out
+    assert doc["confirmations"][0]["comparison"]["n"] == 6  # the paired test's own rounds
+    assert _runs(workload / "runs.log") == 6 + 5 + 2 * 2 + 6 * 2
+    # under a budget that leaves no room for the paired rounds: the default kept, and why
+    (workload / "runs.log").unlink()
+    spec.write_text(spec.read_text().replace("trials: 5, ", ""))  # the runs decide
+    res = hone("tune", spec, "--max-runs", "30", "--no-ablation", "--study", "drift30", "--json", workload / "b.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "b.json").read_text())
+    assert doc["recommended"] is None and "inconclusive after 2 rounds" in doc["keep_reason"]
+    assert any("no longer repeat within 1% and the paired confirmation (12 runs) does not fit" in c
+               for c in doc["budget"]["cuts"])
+    assert _runs(workload / "runs.log") == 30
 
 
 def test_a_budget_too_small_to_confirm_is_refused_before_anything_runs(workload: Path, hone, state_dir: Path) -> None:  # type: ignore[no-untyped-def]

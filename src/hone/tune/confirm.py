@@ -41,6 +41,7 @@ from hone.run.schedule import InterleavedResult, Variant
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 from hone.stats.paired import Goal, PairedComparison, min_rounds_for_alpha
+from hone.stats.ranksum import compare_runs_unpaired
 from hone.tune.gp import HoneGPSampler
 from hone.tune.objective import Objective
 
@@ -49,6 +50,8 @@ BASELINE = "baseline"
 ALPHA = 0.05
 #: The fewest rounds with which their tests can reach p < :data:`ALPHA`.
 MIN_ROUNDS = min_rounds_for_alpha(ALPHA)
+#: Runs within 1% of each other (their CV) repeat exactly: counted instructions, a simulator, a table.
+EXACT_CV = 0.01
 
 
 @dataclass
@@ -203,6 +206,66 @@ def measure_arms(loaded: LoadedSpec, configurator: Configurator, objective: Obje
 
     variants = [variant(name, config) for name, config in arms.items()]
     return run_experiment(variants, settings, analyse=analyse, on_run=on_run), judged
+
+
+def stored_runs(runs: list[dict[str, Any]]) -> list[Measurement]:
+    """Runs as a study stores them (the baseline's, a trial's ``runs`` attribute), as Measurements."""
+    fields = set(Measurement.__dataclass_fields__)
+    return [Measurement(**{k: v for k, v in r.items() if k in fields}) for r in runs]
+
+
+def confirm_exact(
+    loaded: LoadedSpec,
+    configurator: Configurator,
+    objective: Objective,
+    candidate: Candidate,
+    baseline_runs: list[Measurement],
+    *,
+    rounds: int,
+    warmup: int = 1,
+    seed: int = 0,
+    threshold: float = 0.01,
+    on_run: Callable[[int, str, Measurement], None] | None = None,
+) -> tuple[Confirmation, bool]:
+    """The confirmation of runs that repeat exactly (docs/decisions/0045-exact-confirmation.md):
+    ``rounds`` interleaved rounds of the baseline and ``candidate``, then the candidate's new runs
+    against every baseline run — ``baseline_runs`` (measured before the search) and the new ones —
+    in the exact rank-sum test (:mod:`hone.stats.ranksum`). The search's run of the candidate is
+    left out: it was picked as the best, so it is biased upwards. Returns the confirmation and
+    True; or, when the baseline's runs no longer repeat within :data:`EXACT_CV` (nothing then
+    shows that the first runs and the new ones compare), the paired verdict of these few rounds
+    and False — the caller goes on to the paired confirmation if the runs left allow it."""
+    arms = {BASELINE: {}, candidate.name: candidate.config}
+    settings = ExperimentSettings(rounds=rounds, warmup=warmup, seed=seed, threshold=threshold, alpha=ALPHA,
+                                  estimator="auto")
+    result, _ = measure_arms(loaded, configurator, objective, arms, [], settings, on_run=on_run)
+    runs = result.runs.runs
+    reference = [r for r in baseline_runs if r.ok] + [r for r in runs[BASELINE] if r.ok]
+    mine = [r for r in runs[candidate.name] if r.ok]
+    figure, goal = objective_figure(objective, reference + mine)
+    values = [objective.values(figures(r))[0] for r in mine] if objective.mode != "pareto" else []
+    if not repeats_exactly([figure(r) for r in reference]):
+        comparison, per_metric = compare_runs(objective, runs[BASELINE], runs[candidate.name], threshold=threshold,
+                                              seed=seed)
+        return Confirmation(candidate, comparison, means(mine), means(runs[BASELINE]), per_metric, values), False
+    comparison = compare_runs_unpaired([figure(r) for r in reference], [figure(r) for r in mine], goal=goal,
+                                       threshold=threshold, alpha=ALPHA)
+    per_metric = {
+        m.name: compare_runs_unpaired([of_run(r, m.name) for r in reference], [of_run(r, m.name) for r in mine],
+                                      goal=_goal(str(m.goal or "maximize")), threshold=threshold, alpha=ALPHA)
+        for m in objective.metrics
+    }
+    return Confirmation(candidate, comparison, means(mine), means(reference), per_metric, values), True
+
+
+def repeats_exactly(values: list[float]) -> bool:
+    """Do these runs lie within :data:`EXACT_CV` of each other (their coefficient of variation)?"""
+    finite = [v for v in values if math.isfinite(v)]
+    if len(finite) < 2:
+        return False
+    mean = sum(finite) / len(finite)
+    sd = (sum((v - mean) ** 2 for v in finite) / (len(finite) - 1)) ** 0.5
+    return mean != 0 and sd / abs(mean) < EXACT_CV
 
 
 def objective_figure(objective: Objective, runs: list[Measurement]) -> tuple[Figure, Goal]:

@@ -9,7 +9,8 @@ Planned up front, before anything runs (like ``--max-time``, :mod:`hone.tune.tim
 baseline first; then a reserve for the confirmation, and for the ablation when it fits, of at
 most a fifth of the budget (``share``) — fewer rounds first (never fewer than the paired tests
 need), then no ablation in the reserve, then fewer candidates, down to the smallest confirmation
-(one candidate) — and the search gets the rest (docs/decisions/0040-lean-run-budget.md).
+(one candidate) — and the search gets the rest (docs/decisions/0040-lean-run-budget.md). Runs
+that repeat exactly need fewer confirmation rounds (``confirm_min``, docs/decisions/0045).
 Before each trial the search stops when that trial's runs and the reserve would not fit. The
 confirmation and the ablation are fitted again to what is really left. A
 budget below the baseline + one trial + the smallest confirmation is refused before anything runs.
@@ -46,9 +47,10 @@ class RunPlan:
     ablation_rounds: int
     warmup_rounds: int  # discarded rounds before each interleaved block
     trials: int  # the most trials this session may run (--trials)
+    confirm_min: int = MIN_ROUNDS  # the fewest rounds its test can decide on (fewer for exact runs)
 
     def confirm_runs(self, rounds: int, arms: int) -> int:
-        return (max(rounds, MIN_ROUNDS) + self.warmup_rounds) * arms if arms else 0
+        return (max(rounds, self.confirm_min) + self.warmup_rounds) * arms if arms else 0
 
     def ablation_runs(self, rounds: int, arms: int) -> int:
         return (max(rounds, MIN_ROUNDS) + self.warmup_rounds) * (arms + FINAL_ARMS) if arms else 0
@@ -96,13 +98,13 @@ class RunBudget:
     @staticmethod
     def minimum(plan: RunPlan) -> int:
         """The fewest runs a session can do with: the baseline, one trial, the smallest confirmation."""
-        return plan.baseline + plan.trial_first + (plan.confirm_runs(MIN_ROUNDS, 2) if plan.confirm_arms else 0)
+        return plan.baseline + plan.trial_first + (plan.confirm_runs(plan.confirm_min, 2) if plan.confirm_arms else 0)
 
     def begin(self, plan: RunPlan) -> str | None:
         """Plan the session (see the module docstring) and return the plan's line (None without
         a budget). Raises HoneError when ``max_runs`` is below :meth:`minimum`."""
         self.plan = plan
-        self.confirm_arms, self.confirm_rounds = plan.confirm_arms, max(plan.confirm_rounds, MIN_ROUNDS)
+        self.confirm_arms, self.confirm_rounds = plan.confirm_arms, max(plan.confirm_rounds, plan.confirm_min)
         self.ablation_reserved = plan.ablation_arms > 0
         if self.max_runs is None:
             return None
@@ -110,7 +112,7 @@ class RunBudget:
         if self.max_runs < need:
             parts = [f"the baseline ({plan.baseline} run{_s(plan.baseline)})" if plan.baseline else "",
                      f"one trial ({plan.trial_first} run{_s(plan.trial_first)})",
-                     f"the smallest confirmation ({plan.confirm_runs(MIN_ROUNDS, 2)} runs: {MIN_ROUNDS}"
+                     f"the smallest confirmation ({plan.confirm_runs(plan.confirm_min, 2)} runs: {plan.confirm_min}"
                      + (f" + {plan.warmup_rounds} warm-up" if plan.warmup_rounds else "")
                      + " rounds × 2 arms)" if plan.confirm_arms else ""]
             parts = [p for p in parts if p]
@@ -132,17 +134,18 @@ class RunBudget:
                          if self.ablation_reserved else "ablation only if the runs left allow it")
         return f"≤ {self.max_runs} benchmark runs (--max-runs): {', '.join(parts)}"
 
-    def replan(self, **changes: int) -> None:
+    def replan(self, **changes: int) -> str | None:
         """Plan again with ``changes`` to the plan (fields of :class:`RunPlan`), after the baseline
-        showed what a trial needs; the runs already spent stay spent. Nothing without a budget."""
+        showed what a trial needs; the runs already spent stay spent. Returns the new plan's line
+        (None without a budget)."""
         if self.plan is None:
-            return
+            return None
         plan = dataclasses.replace(self.plan, **changes)
         if self.max_runs is None:
             self.plan = plan
             self.confirm_arms = plan.confirm_arms
-            return
-        self.begin(plan)
+            return None
+        return self.begin(plan)
 
     def _reserve_for(self, arms: int, rounds: int, ablation: bool) -> int:
         plan = self.plan
@@ -161,14 +164,14 @@ class RunBudget:
             self.reserve, self.ablation_reserved = 0, False
             return
         cap = int(self.share * self.max_runs)
-        top = max(plan.confirm_rounds, plan.ablation_rounds, MIN_ROUNDS)
-        options = ([(plan.confirm_arms, r, True) for r in range(top, MIN_ROUNDS - 1, -1)] if plan.ablation_arms
+        least = plan.confirm_min
+        top = max(plan.confirm_rounds, plan.ablation_rounds, least)
+        options = ([(plan.confirm_arms, r, True) for r in range(top, least - 1, -1)] if plan.ablation_arms
                    else [])
-        options += [(plan.confirm_arms, r, False) for r in range(max(plan.confirm_rounds, MIN_ROUNDS),
-                                                                 MIN_ROUNDS - 1, -1)]
-        options += [(a, MIN_ROUNDS, False) for a in range(plan.confirm_arms - 1, 1, -1)]
-        arms, rounds, ablation = next((o for o in options if self._reserve_for(*o) <= cap), (2, MIN_ROUNDS, False))
-        self.confirm_arms, self.confirm_rounds = arms, min(max(plan.confirm_rounds, MIN_ROUNDS), rounds)
+        options += [(plan.confirm_arms, r, False) for r in range(max(plan.confirm_rounds, least), least - 1, -1)]
+        options += [(a, least, False) for a in range(plan.confirm_arms - 1, 1, -1)]
+        arms, rounds, ablation = next((o for o in options if self._reserve_for(*o) <= cap), (2, least, False))
+        self.confirm_arms, self.confirm_rounds = arms, min(max(plan.confirm_rounds, least), rounds)
         self.ablation_reserved = ablation
         self.reserve = self._reserve_for(arms, rounds, ablation)
         self.ablation_reserve = self.reserve - self._reserve_for(arms, rounds, False)
@@ -176,8 +179,8 @@ class RunBudget:
         if self.reserve < full:
             what = [f"{arms - 1} candidate{_s(arms - 1)} instead of {plan.confirm_arms - 1}"
                     if arms < plan.confirm_arms else "",
-                    f"{self.confirm_rounds} rounds instead of {max(plan.confirm_rounds, MIN_ROUNDS)}"
-                    if self.confirm_rounds < max(plan.confirm_rounds, MIN_ROUNDS) else "",
+                    f"{self.confirm_rounds} rounds instead of {max(plan.confirm_rounds, least)}"
+                    if self.confirm_rounds < max(plan.confirm_rounds, least) else "",
                     "the ablation not reserved (it runs only if the runs left allow it)"
                     if plan.ablation_arms and not ablation else ""]
             pct = f"{100 * self.share:g}%"
@@ -216,20 +219,21 @@ class RunBudget:
         and, if reserved, the ablation (``ablation_arms`` leave-one-out arms; 0: none) fit in the
         runs left, else fewer rounds, then fewer candidates (never fewer than 2 arms)."""
         plan, left = self.plan, self.left()
-        rounds = max(rounds, MIN_ROUNDS)
+        least = plan.confirm_min if plan is not None else MIN_ROUNDS
+        rounds = max(rounds, least)
         if left is None or plan is None:
             return arms, rounds
         rounds = min(rounds, self.confirm_rounds)
         ablation = plan.ablation_runs(MIN_ROUNDS, ablation_arms) if self.ablation_reserved and ablation_arms else 0
         for extra in dict.fromkeys((ablation, 0)):  # keep the ablation's runs if possible
             for a in range(arms, 1, -1):
-                for r in range(rounds, MIN_ROUNDS - 1, -1):
+                for r in range(rounds, least - 1, -1):
                     if plan.confirm_runs(r, a) + extra <= left:
                         if (a, r) != (arms, rounds):
                             self.cuts.append(f"confirmation: {a - 1} candidate{_s(a - 1)}, {r} rounds "
                                              f"({plan.confirm_runs(r, a)} runs; --max-runs leaves {left})")
                         return a, r
-        self.cuts.append(f"confirmation skipped: the smallest needs {plan.confirm_runs(MIN_ROUNDS, 2)} runs, "
+        self.cuts.append(f"confirmation skipped: the smallest needs {plan.confirm_runs(least, 2)} runs, "
                          f"--max-runs leaves {left}")
         return 0, 0
 

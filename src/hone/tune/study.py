@@ -177,7 +177,8 @@ def run_means(runs: list[Measurement]) -> dict[str, float]:
 def _runs_attr(runs: list[Measurement]) -> list[dict[str, Any]]:
     return [
         {"metrics": r.metrics, "wall_s": r.wall_s, "cpu_s": r.cpu_s, "user_s": r.user_s, "sys_s": r.sys_s,
-         "max_rss_kb": r.max_rss_kb, "returncode": r.returncode, "timed_out": r.timed_out, "error": r.error}
+         "max_rss_kb": r.max_rss_kb, "returncode": r.returncode, "timed_out": r.timed_out, "error": r.error,
+         "counted_by": r.counted_by}
         for r in runs
     ]
 
@@ -197,16 +198,41 @@ def ensure_baseline(study: optuna.Study, loaded: LoadedSpec, configurator: Confi
     if failed:  # the workload failed, not the input: exit 1 like `hone run`
         raise BenchmarkError(f"the baseline (current configuration) fails: {failed[0].error}",
                              hint="fix the benchmark first: `hone run SPEC` shows the same failure")
+    baseline = {"config": current, "runs": _runs_attr(runs)} | _run_stats(runs) \
+        | {"fingerprint": fingerprint(loaded.path.read_text()), "measured": time.time()}
+    study.set_user_attr(ATTR_BASELINE, baseline)
+    return baseline
+
+
+def _run_stats(runs: list[Any]) -> dict[str, Any]:
+    """``means`` and ``cv`` (coefficient of variation) of each metric over ``runs``."""
     means = run_means(runs)
     cv = {}
     for name, mean in means.items():
         vals = [figures(r)[name] for r in runs]
         sd = (sum((v - mean) ** 2 for v in vals) / max(1, len(vals) - 1)) ** 0.5
         cv[name] = sd / abs(mean) if mean else math.nan
-    baseline = {"config": current, "runs": _runs_attr(runs), "means": means, "cv": cv,
-                "fingerprint": fingerprint(loaded.path.read_text()), "measured": time.time()}
-    study.set_user_attr(ATTR_BASELINE, baseline)
-    return baseline
+    return {"means": means, "cv": cv}
+
+
+def extend_baseline(study: optuna.Study, loaded: LoadedSpec, configurator: Configurator, baseline: dict[str, Any],
+                    *, runs: int, on_run: Callable[[], None] | None = None) -> dict[str, Any]:
+    """The stored baseline with ``runs`` more runs of it (no warm-up), its means and CVs
+    recomputed. A failed run ends it, and the baseline stays as it was."""
+    more = measure(loaded, configurator, {}, repeats=runs, warmup=0, on_run=on_run)
+    if any(not r.ok for r in more):
+        return baseline
+    stored = [*baseline.get("runs", []), *_runs_attr(more)]
+    extended = dict(baseline) | {"runs": stored} | _run_stats(stored)
+    study.set_user_attr(ATTR_BASELINE, extended)
+    return extended
+
+
+def baseline_cv(baseline: dict[str, Any], objective: Objective) -> float | None:
+    """The largest CV of the baseline's runs among the scored metrics; None when one is unknown."""
+    cvs = [baseline.get("cv", {}).get(m.name) for m in objective.metrics]
+    known = [float(c) for c in cvs if c is not None and math.isfinite(float(c))]
+    return max(known) if known and len(known) == len(cvs) else None
 
 
 def record_trial_noise(study: optuna.Study, baseline: dict[str, Any], objective: Objective,
@@ -219,10 +245,9 @@ def record_trial_noise(study: optuna.Study, baseline: dict[str, Any], objective:
     if ATTR_NOISE_CV in study.user_attrs:
         stored = study.user_attrs[ATTR_NOISE_CV]
         return None if stored is None else float(stored)
-    cvs = [baseline.get("cv", {}).get(m.name) for m in objective.metrics]
-    known = [float(c) for c in cvs if c is not None and math.isfinite(float(c))]
+    cv = baseline_cv(baseline, objective)
     per_trial = repeats if trial_runs is None else trial_runs
-    value = max(known) / math.sqrt(per_trial) if repeats > 1 and known and len(known) == len(cvs) else None
+    value = cv / math.sqrt(per_trial) if repeats > 1 and cv is not None else None
     study.set_user_attr(ATTR_NOISE_CV, value)
     return value
 

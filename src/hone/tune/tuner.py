@@ -29,15 +29,20 @@ from hone.run.configure import Configurator, changes_machine
 from hone.run.journal import Journal, machine_lock_if
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
+from hone.stats.ranksum import rounds_for_alpha
 from hone.tune.ablation import Ablation, ablate, changed_knobs
 from hone.tune.confirm import (
+    ALPHA,
+    EXACT_CV,
     Candidate,
     Confirmation,
     confirm_candidates,
+    confirm_exact,
     keep_reason,
     model_observations,
     pick_candidates,
     recommend,
+    stored_runs,
 )
 from hone.tune.gp import HoneGPSampler
 from hone.tune.importance import knob_importances
@@ -50,8 +55,10 @@ from hone.tune.study import (
     ATTR_BASELINE,
     ATTR_SPEC,
     TrialOutcome,
+    baseline_cv,
     constraints_from_attrs,
     ensure_baseline,
+    extend_baseline,
     finished_trials,
     open_study,
     record_trial_noise,
@@ -61,7 +68,9 @@ from hone.tune.study import (
 from hone.tune.timebudget import MIN_ROUNDS, Plan, TimeBudget
 
 TUNE_FORMAT = "hone-tune/2"
-EXACT_CV = 0.01  # the baseline's runs within 1% of each other (CV): a benchmark that repeats exactly
+#: Baseline runs that must all repeat within EXACT_CV before hone trusts it (3 agree by chance
+#: ~4% of the time at 5% noise, 6 about 0.1%); the exact confirmation pools them.
+EXACT_BASELINE_RUNS = 6
 KEEP = "keep the current configuration"
 
 
@@ -92,6 +101,7 @@ class TuneSettings:
     max_runs_source: str = "--max-runs"  # where max_runs was given (FILE:LINE: tune.max_runs …), for errors
     one_run: bool | None = None  # one run per trial, the model weighs the noise; default: with max_runs
     exact_aware: bool = True  # runs that repeat exactly (EXACT_CV): one per trial, only the best confirmed
+    exact_confirm: bool = True  # ... and confirmed by a rank-sum test with the baseline's runs (fewer rounds)
     confirm_share: float = 0.2  # --max-runs: the confirmation's (and ablation's) reserve, at most this share
 
 
@@ -316,21 +326,40 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             clock.note_baseline(baseline, clock.elapsed() - mark if fresh else None, warmup)
             objective.baseline = {k: float(v) for k, v in baseline["means"].items()}
             trial_runs = 1 if one_run else repeats  # what one trial's value is the mean of, mostly
+            known = sum(1 for r in baseline.get("runs", []) if r.get("error") is None)
+            if fresh and settings.exact_confirm and 1 < known < EXACT_BASELINE_RUNS \
+                    and exact_runs(settings, baseline_cv(baseline, objective), 1):
+                # a few runs agree within 1% by chance now and then: more of them before trusting it
+                phase("baseline", f"its {known} runs repeat within {100 * EXACT_CV:g}%: "
+                      f"{EXACT_BASELINE_RUNS - known} more to be sure")
+                baseline = extend_baseline(study, loaded, configurator, baseline,
+                                           runs=EXACT_BASELINE_RUNS - known, on_run=runs.count)
             noise = record_trial_noise(study, baseline, objective, repeats, trial_runs)
             if noise is not None and isinstance(sampler, HoneGPSampler) and sampler.noisy(study):
                 phase("noise", f"~{100 * noise:.1f}% per trial (baseline CV/√{trial_runs}): the GP weighs it")
             top_k = settings.top_k
+            exact_rounds = 0  # > 0: the exact confirmation's rounds (hone.tune.confirm.confirm_exact)
             if exact_runs(settings, noise, trial_runs):
                 # repeats decide nothing when runs repeat exactly: one run a trial, only the best confirmed
                 repeats, trial_runs, one_run, top_k = 1, 1, False, 1
+                base_runs = sum(1 for r in baseline.get("runs", []) if r.get("error") is None)
+                exact_rounds = rounds_for_alpha(base_runs, ALPHA) if settings.exact_confirm else 0
                 phase("noise", f"the baseline's runs repeat within {100 * EXACT_CV:g}%: one run per trial, only"
-                      " the best configuration confirmed")
-                runs.replan(trial_first=warmup + 1,
-                            confirm_arms=min(runs.plan.confirm_arms, 2) if runs.plan else 0)
+                      " the best configuration confirmed"
+                      + (f", in {exact_rounds} rounds (a rank-sum test with the baseline's runs)"
+                         if exact_rounds else ""))
+                exact = {"confirm_rounds": exact_rounds, "confirm_min": exact_rounds} if exact_rounds else {}
+                if fresh:
+                    exact["baseline"] = runs.spent["baseline"]
+                line = runs.replan(trial_first=warmup + 1,
+                                   confirm_arms=min(runs.plan.confirm_arms, 2) if runs.plan else 0, **exact)
+                if line and exact_rounds:
+                    phase("runs", line)
                 _say_cuts(runs, phase)
             budget = runs.trials_cap(len(finished_trials(study)))  # the study's trials at most
             plan = _plan(settings, study, space, warmup, repeats, one_run=one_run, budget=budget,
-                         top_k=runs.confirm_arms - 1 if runs.max_runs is not None else top_k)
+                         top_k=runs.confirm_arms - 1 if runs.max_runs is not None else top_k,
+                         confirm_rounds=exact_rounds or None)
             phase("estimate", clock.begin(plan))
             _say_cuts(clock, phase)
             phase("trials", f"study {name!r} in {mask_url(storage)}: {budget - plan.done} trials"
@@ -362,8 +391,18 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             runs.phase = "confirmation"
             if candidates and settings.confirm_rounds > 0:
                 ablation_arms = _ablation_arms(settings, loaded, candidates, baseline)
-                arms, rounds = runs.confirmation(len(candidates) + 1, settings.confirm_rounds, ablation_arms)
+                arms, rounds = runs.confirmation(len(candidates) + 1, exact_rounds or settings.confirm_rounds,
+                                                 ablation_arms)
                 candidates = candidates[:max(0, arms - 1)]
+            if candidates and settings.confirm_rounds > 0 and exact_rounds:
+                mark = clock.elapsed()
+                confirmation, paired = _confirm_exact(loaded, configurator, objective, candidates[0], baseline,
+                                                      runs, events, rounds=exact_rounds, warmup=min(1, warmup),
+                                                      seed=seed or 0, threshold=settings.threshold, phase=phase)
+                clock.note_runs(clock.elapsed() - mark, (exact_rounds + min(1, warmup)) * 2)
+                confirmations = [confirmation]
+                candidates = candidates[:1] if paired else []
+                rounds = max(settings.confirm_rounds, MIN_ROUNDS) if runs.left() is None else MIN_ROUNDS
             if candidates and settings.confirm_rounds > 0:
                 arms = len(candidates) + 1
                 rounds = min(rounds, clock.confirm_rounds(settings.confirm_rounds, arms, ablation_arms))
@@ -409,6 +448,27 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     return result
 
 
+def _confirm_exact(loaded: LoadedSpec, configurator: Configurator, objective: Objective, candidate: Candidate,
+                   baseline: dict[str, Any], runs: RunBudget, events: TuneEvents, *, rounds: int, warmup: int,
+                   seed: int, threshold: float, phase: Callable[[str, str], None]) -> tuple[Confirmation, bool]:
+    """The exact confirmation (:func:`hone.tune.confirm.confirm_exact`) and whether the paired one
+    must follow: the baseline's runs stopped repeating and the runs left (if counted) allow it."""
+    phase("confirm", f"confirming the best in {rounds} interleaved rounds with the baseline")
+    confirmation, held = confirm_exact(loaded, configurator, objective, candidate,
+                                       stored_runs(baseline.get("runs", [])), rounds=rounds, warmup=warmup,
+                                       seed=seed, threshold=threshold, on_run=_counted(runs, events.on_confirm_run))
+    if held:
+        return confirmation, False
+    need = runs.plan.confirm_runs(MIN_ROUNDS, 2) if runs.plan else 0
+    left = runs.left()
+    drifted = f"the baseline's runs no longer repeat within {100 * EXACT_CV:g}%"
+    if left is not None and left < need:
+        runs.cuts.append(f"{drifted} and the paired confirmation ({need} runs) does not fit in the {left} left")
+        return confirmation, False
+    phase("confirm", f"{drifted}: the paired confirmation instead")
+    return confirmation, True
+
+
 def exact_runs(settings: TuneSettings, noise: float | None, trial_runs: int) -> bool:
     """Do the baseline's runs repeat within :data:`EXACT_CV` (a deterministic benchmark: counted
     instructions, a simulator, a replayed table)? Then a second run of a configuration decides
@@ -420,12 +480,13 @@ def exact_runs(settings: TuneSettings, noise: float | None, trial_runs: int) -> 
 
 
 def _plan(settings: TuneSettings, study: optuna.Study, space: SearchSpace, warmup: int, repeats: int, *,
-          one_run: bool = False, budget: int | None = None, top_k: int | None = None) -> Plan:
+          one_run: bool = False, budget: int | None = None, top_k: int | None = None,
+          confirm_rounds: int | None = None) -> Plan:
     """The work left after the baseline, for the estimate and --max-time; the ablation is
     counted at its largest (every knob changed). ``top_k``: the candidates the run budget
-    leaves room for."""
+    leaves room for; ``confirm_rounds``: the exact confirmation's rounds, when it is one."""
     done = len(finished_trials(study))
-    confirm = max(settings.confirm_rounds, MIN_ROUNDS) if settings.confirm_rounds > 0 else 0
+    confirm = (confirm_rounds or max(settings.confirm_rounds, MIN_ROUNDS)) if settings.confirm_rounds > 0 else 0
     knobs = len(space.distributions)
     top_k = settings.top_k if top_k is None else max(1, min(top_k, settings.top_k))
     budget = settings.trials if budget is None else budget

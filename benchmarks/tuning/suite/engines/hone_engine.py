@@ -85,7 +85,7 @@ def simulated(problem: Problem, seed: int, noise: float, runs: list[Config]) -> 
 
 
 SETTINGS = {"repeats", "confirm_rounds", "top_k", "ablation", "one_run", "sampler", "exact_aware",
-            "confirm_share"}
+            "exact_confirm", "confirm_share"}
 
 
 def run(problem: Problem, seed: int, budget: int, noise: float, settings: dict[str, Any] | None = None) -> Outcome:
@@ -117,6 +117,7 @@ def run(problem: Problem, seed: int, budget: int, noise: float, settings: dict[s
                           top_k=int(settings.get("top_k", t.top_k)),
                           ablation=bool(settings.get("ablation", t.ablation)), max_runs=budget,
                           one_run=settings.get("one_run"), exact_aware=bool(settings.get("exact_aware", True)),
+                          exact_confirm=bool(settings.get("exact_confirm", True)),
                           confirm_share=float(settings.get("confirm_share", 0.2)))
         variant = {"suite-gp": gp_factory(GPSettings(**gp_kwargs))} if gp_kwargs else {}
         with mock.patch.dict(os.environ, env), simulated(problem, seed, noise, runs), \

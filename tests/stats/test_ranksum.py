@@ -1,0 +1,87 @@
+"""The unpaired rank-sum comparison used to confirm runs that repeat exactly: its null
+distribution against brute force and scipy, its CI's level, and its verdicts."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from math import comb
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import mannwhitneyu
+
+from hone.stats.ranksum import _ci_rank, _u_counts, compare_runs_unpaired, min_p, rounds_for_alpha
+
+
+@pytest.mark.parametrize(("m", "n"), [(1, 1), (3, 2), (4, 4), (6, 3), (5, 1)])
+def test_the_u_distribution_is_every_arrangement_counted(m: int, n: int) -> None:
+    counts = [0] * (m * n + 1)
+    for ranks in itertools.combinations(range(m + n), n):  # the candidate's ranks among m + n values
+        counts[sum(r - i for i, r in enumerate(ranks))] += 1  # U = reference values below each candidate value
+    assert tuple(counts) == _u_counts(m, n) and sum(counts) == comb(m + n, n)
+
+
+def test_complete_separation_gives_scipys_exact_p_and_the_fewest_rounds() -> None:
+    ref, cand = [10.0, 10.1, 10.05, 10.02, 10.03, 10.04], [8.0, 8.1, 8.05]
+    assert mannwhitneyu(cand, ref, method="exact").pvalue == pytest.approx(min_p(6, 3)) == pytest.approx(2 / 84)
+    # 3 baseline runs before: 2 rounds (5 against 2 runs) reach only 2/21, 3 rounds (6 against 3) 2/84
+    assert min_p(5, 2) > 0.05 > min_p(6, 3)
+    assert rounds_for_alpha(3, 0.05) == 3 and rounds_for_alpha(2, 0.05) == 3 and rounds_for_alpha(10, 0.05) == 2
+
+
+def test_the_ci_rank_matches_the_published_critical_value() -> None:
+    # two-sided 5% critical U for 10 against 10 is 23 (Mann–Whitney tables): the 24th differences
+    assert _ci_rank(10, 10, 0.95) == 24
+    assert _ci_rank(6, 3, 0.95) == 2  # P(U ≤ 1) = 2/84 ≤ 0.025
+    assert _ci_rank(3, 2, 0.95) == 0  # 2/10 > 0.05: no bound at 95%
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=3, max_value=8), st.integers(min_value=2, max_value=6),
+       st.floats(min_value=0.0, max_value=0.5), st.integers(min_value=0, max_value=10_000))
+def test_the_ci_brackets_the_shift_and_a_faster_verdict_needs_p_and_the_ci(m: int, n: int, shift: float,
+                                                                         seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    ref = list(np.exp(rng.normal(0, 0.005, m)))
+    cand = list(np.exp(rng.normal(-shift, 0.005, n)))
+    c = compare_runs_unpaired(ref, cand, goal="minimize")
+    lo, hi = c.ci_pct
+    assert lo <= c.change_pct <= hi
+    if c.verdict == "faster":
+        assert c.p_value < 0.05 and hi < 0 and c.change_pct <= -1.0
+    if c.verdict == "equivalent":
+        assert lo > -1.0 and hi < 1.0
+
+
+def test_a_shift_no_run_overlaps_is_faster_and_bounded_by_the_extreme_differences() -> None:
+    ref = [100.0, 100.2, 99.9, 100.1, 100.0, 99.95]  # the baseline's 3 runs and 3 interleaved ones
+    cand = [80.0, 80.1, 79.9]
+    c = compare_runs_unpaired(ref, cand, goal="minimize")
+    assert c.verdict == "faster" and c.improved and c.n == 3
+    assert c.p_value == pytest.approx(2 / 84)
+    assert c.reason == "rank-sum test of 3 against 6 runs"
+    # the 2nd smallest and 2nd largest of the 18 differences (level 1 − 4/84 ≥ 95%)
+    diffs = sorted(math.log(x) - math.log(y) for x in cand for y in ref)
+    assert c.ci_pct == pytest.approx(((math.exp(diffs[1]) - 1) * 100, (math.exp(diffs[-2]) - 1) * 100))
+    assert compare_runs_unpaired(ref, cand, goal="maximize").verdict == "slower"
+
+
+def test_identical_runs_are_equivalent_and_overlapping_ones_inconclusive_with_their_range() -> None:
+    same = compare_runs_unpaired([5.0] * 6, [5.0] * 3, goal="maximize")
+    assert same.verdict == "equivalent" and same.p_value == 1.0 and same.ci_pct == (0.0, 0.0)
+    mixed = compare_runs_unpaired([1.0, 1.02, 0.99, 1.01, 1.0, 1.0], [1.05, 0.97, 1.0], goal="minimize")
+    assert mixed.verdict == "inconclusive" and "not significant" in mixed.reason
+    assert "could be anywhere from -3.96% to +5.00%" in mixed.reason
+
+
+def test_too_few_runs_for_the_test_are_inconclusive_and_bad_values_dropped() -> None:
+    few = compare_runs_unpaired([1.0, 1.0, 1.0], [0.5], goal="minimize")  # 2/4 = 0.5 at best
+    assert few.verdict == "inconclusive" and "cannot reach p < 0.05" in few.reason
+    assert math.isinf(few.ci_pct[0]) or few.ci_pct[0] == -100.0
+    dropped = compare_runs_unpaired([1.0, math.nan, 0.0], [0.5, -1.0], goal="minimize")
+    assert dropped.dropped == 3
+    empty = compare_runs_unpaired([], [1.0])
+    assert empty.verdict == "inconclusive" and empty.reason == "no usable runs in one of the two groups"
