@@ -45,7 +45,7 @@ EXAMPLES = {
     "postgresql": Example("postgresql", "55432", "build/examples/postgresql/data/postgresql.conf", None,
                           ("-T", "1"), ("synchronous_commit", "commit_delay"), ("synchronous_commit", "off"),
                           ("/usr/lib/postgresql/15/bin/postgres", "pgbench")),
-    "redis": Example("redis", "56379", "build/examples/redis/redis.conf", "redis.conf", ("-n", "10000"),
+    "redis": Example("redis", "56379", "build/examples/redis/redis.conf", "redis.conf", ("-n", "2000"),
                      ("appendfsync", "io_threads"), ("appendfsync", "everysec"),
                      ("redis-server", "redis-cli", "redis-benchmark")),
     "nginx": Example("nginx", "58080", "build/examples/nginx/nginx.conf", "nginx.conf", ("-d", "1s"),
