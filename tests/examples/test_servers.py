@@ -36,6 +36,7 @@ class Example:
     conf: str  # the file hone edits, relative to the copy's root
     template: str | None  # the example's own config file that carries the port, if any
     short: tuple[str, str]  # a benchmark option and the shorter value the test gives it
+    fixed: tuple[str, str] | None  # for the grid: an option and value for a fixed amount of work instead of `short`
     knobs: tuple[str, ...]  # the knobs searched (a grid over all their values)
     bad: tuple[str, str]  # the costly start setting: its knob and the value that must replace it
     needs: tuple[str, ...]
@@ -43,12 +44,13 @@ class Example:
 
 EXAMPLES = {
     "postgresql": Example("postgresql", "55432", "build/examples/postgresql/data/postgresql.conf", None,
-                          ("-T", "1"), ("synchronous_commit", "commit_delay"), ("synchronous_commit", "off"),
+                          ("-T", "1"), ("-t", "200"), ("synchronous_commit", "commit_delay"),
+                          ("synchronous_commit", "off"),
                           ("/usr/lib/postgresql/15/bin/postgres", "pgbench")),
-    "redis": Example("redis", "56379", "build/examples/redis/redis.conf", "redis.conf", ("-n", "10000"),
+    "redis": Example("redis", "56379", "build/examples/redis/redis.conf", "redis.conf", ("-n", "2000"), None,
                      ("appendfsync", "io_threads"), ("appendfsync", "everysec"),
                      ("redis-server", "redis-cli", "redis-benchmark")),
-    "nginx": Example("nginx", "58080", "build/examples/nginx/nginx.conf", "nginx.conf", ("-d", "1s"),
+    "nginx": Example("nginx", "58080", "build/examples/nginx/nginx.conf", "nginx.conf", ("-d", "1s"), None,
                      ("keepalive_timeout", "worker_processes"), ("keepalive_timeout", "!0"),
                      ("/usr/sbin/nginx", "wrk")),
 }
@@ -87,7 +89,10 @@ def _prepare(example: Example, root: Path, port: int, grid: bool = True) -> Path
     doc = yaml.safe_load(text.replace(example.port, str(port)))
     command = doc["benchmark"]["command"]
     assert example.short[0] in command, command
-    command[command.index(example.short[0]) + 1] = example.short[1]
+    i = command.index(example.short[0])
+    command[i + 1] = example.short[1]
+    if grid and example.fixed:  # pgbench: 4 × 200 transactions, a fraction of a second without the synchronous commits
+        command[i:i + 2] = example.fixed
     if grid:
         doc["knobs"] = [k for k in doc["knobs"] if k["name"] in example.knobs]
         assert len(doc["knobs"]) == len(example.knobs)

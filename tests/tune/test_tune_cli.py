@@ -7,12 +7,14 @@ import os
 import signal
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import optuna
+import pytest
 from optuna.trial import TrialState
 
-from tests.conftest import HONE_BIN
+from tests.conftest import HONE_BIN, CliResult
 from tests.tune.conftest import write_workload
 
 JSON_FIELDS = {"recommended", "baseline", "recommended_metrics", "improvement_pct", "ci_pct", "p_value", "verdict",
@@ -22,6 +24,42 @@ JSON_FIELDS = {"recommended", "baseline", "recommended_metrics", "improvement_pc
 def _env(workload: Path, state_dir: Path) -> dict[str, str]:
     return {**os.environ, "HONE_STATE_DIR": str(state_dir), "HONE_TEST_LOG": str(workload / "runs.log"),
             "COLUMNS": "200"}
+
+
+@dataclass(frozen=True)
+class Shared:
+    """Studies that several tests read, each run once for the module (its own state dir)."""
+
+    storage: str
+    big: CliResult  # noisy, repeats 3, top 3, a large space: study "m", result m.json
+    small: CliResult  # the same in 56 configurations: study "s", result s.json
+    result_dir: Path
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Shared:
+    root = tmp_path_factory.mktemp("tune-shared")
+    state, machine = root / "state", root / "machine"
+    env = {**_env(root, state), "HONE_MACHINE_DIR": str(machine)}
+
+    def tune(spec: Path, *args: str | Path) -> CliResult:
+        proc = subprocess.run([HONE_BIN, "tune", str(spec), *map(str, args)], capture_output=True, text=True,
+                              timeout=300, env=env)
+        return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+    quiet = write_workload(root, trials=6, repeats=1)  # the tiny benchmark is deterministic
+    res = tune(quiet, "--study", "a", "--seed", "11", "--confirm", "0")
+    assert res.code == 0, res.err + res.out
+    # level × x × an inert knob of 10 001 values: 560 056 configurations, too many to enumerate;
+    # the noisy mode makes the baseline's repeats report ~3% noise per trial
+    pad = "\n  - {name: pad, kind: env, var: HONE_PAD, type: int, range: [0, 10000], default: 0}\ntune:"
+    spec = write_workload(root, mode="noisy", trials=6, repeats=3)
+    spec.write_text(spec.read_text().replace("top_k: 1", "top_k: 3").replace("\ntune:", pad))
+    big = tune(spec, "--json", root / "m.json", "--study", "m")
+    small = write_workload(root, mode="noisy", trials=6, repeats=3)  # 56 configurations: observed only
+    small.write_text(small.read_text().replace("top_k: 1", "top_k: 3"))
+    small_res = tune(small, "--json", root / "s.json", "--study", "s")
+    return Shared(f"sqlite:///{state / 'studies.db'}", big, small_res, root)
 
 
 def test_tune_finds_confirmed_winner_and_restores_every_knob(workload, hone, state_dir):
@@ -135,29 +173,24 @@ def test_sigterm_restores_knobs_and_requeues_the_trial(workload, hone, state_dir
     assert len(study.get_trials(states=(TrialState.WAITING,))) == 1
 
 
-def test_same_seed_and_same_measurements_give_the_same_suggestions(workload, hone, state_dir):
-    spec = write_workload(workload, trials=6)  # the tiny benchmark is deterministic
-    for name in ("a", "b"):
-        res = hone("tune", spec, "--study", name, "--seed", "11", "--confirm", "0")
-        assert res.code == 0, res.err + res.out
-    storage = f"sqlite:///{state_dir / 'studies.db'}"
-    a, b = (optuna.load_study(study_name=n, storage=storage).get_trials() for n in ("a", "b"))
-    assert [t.params for t in a] == [t.params for t in b]
-
-
-
-def test_measured_noise_is_stored_with_the_study(workload, hone, state_dir):
-    storage = f"sqlite:///{state_dir / 'studies.db'}"
-    spec = write_workload(workload, mode="noisy", trials=6, repeats=3)  # score ±5% by turns
-    res = hone("tune", spec, "--study", "n", "--confirm", "0")
+def test_same_seed_and_same_measurements_give_the_same_suggestions(workload, hone, state_dir, shared: Shared):
+    spec = write_workload(workload, trials=6)  # as study "a" of `shared`, run there the same way
+    res = hone("tune", spec, "--study", "b", "--seed", "11", "--confirm", "0")
     assert res.code == 0, res.err + res.out
-    noise = optuna.load_study(study_name="n", storage=storage).user_attrs["hone_noise_cv"]
-    # baseline: 3 runs at +5/-5/+5% (or -5/+5/-5%) of one score: CV 5.7% (5.9%), over √3
+    a = optuna.load_study(study_name="a", storage=shared.storage).get_trials()
+    b = optuna.load_study(study_name="b", storage=f"sqlite:///{state_dir / 'studies.db'}").get_trials()
+    assert len(a) == 6 and [t.params for t in a] == [t.params for t in b]
+
+
+
+def test_measured_noise_is_stored_with_the_study(shared: Shared):
+    assert shared.small.code == 0, shared.small.err + shared.small.out
+    # study "s": score ±5% by turns; baseline: 3 runs at +5/-5/+5% (or -5/+5/-5%) of one score:
+    # CV 5.7% (5.9%), over √3
+    noise = optuna.load_study(study_name="s", storage=shared.storage).user_attrs["hone_noise_cv"]
     assert 0.031 < noise < 0.035, noise
-    quiet = write_workload(workload, trials=6, repeats=1)  # one run per trial: the noise is unknown
-    res = hone("tune", quiet, "--study", "q", "--confirm", "0")
-    assert res.code == 0, res.err + res.out
-    assert optuna.load_study(study_name="q", storage=storage).user_attrs["hone_noise_cv"] is None
+    # study "a": one run per trial, the noise is unknown
+    assert optuna.load_study(study_name="a", storage=shared.storage).user_attrs["hone_noise_cv"] is None
 
 
 def test_local_sampler_runs_and_resumes(workload, hone, state_dir):
@@ -219,19 +252,12 @@ def test_constraints_reach_optunas_samplers_as_trial_constraints(workload, hone,
     assert doc["recommended"]["x"] <= 4
 
 
-def test_in_a_large_noisy_space_the_model_names_one_candidate(workload, hone, state_dir):
-    # level × x × an inert knob of 10 001 values: 560 056 configurations, too many to enumerate;
-    # the noisy mode makes the baseline's repeats report ~3% noise per trial
-    big = "\n  - {name: pad, kind: env, var: HONE_PAD, type: int, range: [0, 10000], default: 0}\ntune:"
-    spec = write_workload(workload, mode="noisy", trials=6, repeats=3)
-    spec.write_text(spec.read_text().replace("top_k: 1", "top_k: 3").replace("\ntune:", big))
-    res = hone("tune", spec, "--json", workload / "m.json", "--study", "m")
+def test_in_a_large_noisy_space_the_model_names_one_candidate(shared: Shared):
+    res = shared.big  # 560 056 configurations (an inert knob of 10 001 values), ~3% noise per trial
     assert res.code == 0, res.err + res.out
-    names = [c["name"] for c in json.loads((workload / "m.json").read_text())["confirmations"]]
+    names = [c["name"] for c in json.loads((shared.result_dir / "m.json").read_text())["confirmations"]]
     assert len(names) == 3 and names[2].endswith("(the model's)") and "(the model's)" in res.out
-    small = write_workload(workload, mode="noisy", trials=6, repeats=3)  # 56 configurations: observed only
-    small.write_text(small.read_text().replace("top_k: 1", "top_k: 3"))
-    res = hone("tune", small, "--json", workload / "s.json", "--study", "s")
+    res = shared.small  # 56 configurations: observed only
     assert res.code == 0, res.err + res.out
-    names = [c["name"] for c in json.loads((workload / "s.json").read_text())["confirmations"]]
+    names = [c["name"] for c in json.loads((shared.result_dir / "s.json").read_text())["confirmations"]]
     assert len(names) == 3 and not any("model" in n for n in names)
