@@ -32,6 +32,15 @@ class Summary:
         return asdict(self)
 
 
+def sample_cv(values: Sequence[float]) -> float:
+    """Sample stddev (n − 1; 0 for one value) over |mean|: the noise hone estimates from a few
+    runs of one configuration. NaN when the mean is 0 (or a value is NaN)."""
+    n = len(values)
+    mean = sum(values) / n
+    sd = (sum((v - mean) ** 2 for v in values) / max(1, n - 1)) ** 0.5
+    return sd / abs(mean) if mean else math.nan
+
+
 def summarize(values: Sequence[float]) -> Summary:
     """Summary of ``values`` (any unit). Raises ValueError on an empty sample."""
     if len(values) == 0:

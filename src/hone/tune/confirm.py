@@ -42,6 +42,7 @@ from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 from hone.stats.paired import Goal, PairedComparison, min_rounds_for_alpha
 from hone.stats.ranksum import compare_runs_unpaired
+from hone.stats.summary import sample_cv
 from hone.tune.gp import HoneGPSampler
 from hone.tune.objective import Objective
 
@@ -261,11 +262,7 @@ def confirm_exact(
 def repeats_exactly(values: list[float]) -> bool:
     """Do these runs lie within :data:`EXACT_CV` of each other (their coefficient of variation)?"""
     finite = [v for v in values if math.isfinite(v)]
-    if len(finite) < 2:
-        return False
-    mean = sum(finite) / len(finite)
-    sd = (sum((v - mean) ** 2 for v in finite) / (len(finite) - 1)) ** 0.5
-    return mean != 0 and sd / abs(mean) < EXACT_CV
+    return len(finite) >= 2 and sample_cv(finite) < EXACT_CV  # the baseline's CV, as in hone.tune.study
 
 
 def objective_figure(objective: Objective, runs: list[Measurement]) -> tuple[Figure, Goal]:

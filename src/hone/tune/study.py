@@ -35,6 +35,7 @@ from hone.run.benchmark import Measurement, run_once
 from hone.run.configure import Configurator
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
+from hone.stats.summary import sample_cv
 from hone.tune.gp import ATTR_NOISE_CV
 from hone.tune.objective import Objective
 from hone.tune.space import SearchSpace
@@ -175,12 +176,7 @@ def run_means(runs: list[Measurement]) -> dict[str, float]:
 
 
 def _runs_attr(runs: list[Measurement]) -> list[dict[str, Any]]:
-    return [
-        {"metrics": r.metrics, "wall_s": r.wall_s, "cpu_s": r.cpu_s, "user_s": r.user_s, "sys_s": r.sys_s,
-         "max_rss_kb": r.max_rss_kb, "returncode": r.returncode, "timed_out": r.timed_out, "error": r.error,
-         "counted_by": r.counted_by}
-        for r in runs
-    ]
+    return [r.to_dict() for r in runs]  # every field, so hone.tune.confirm.stored_runs reads them back
 
 
 def ensure_baseline(study: optuna.Study, loaded: LoadedSpec, configurator: Configurator, *, repeats: int,
@@ -207,12 +203,7 @@ def ensure_baseline(study: optuna.Study, loaded: LoadedSpec, configurator: Confi
 def _run_stats(runs: list[Any]) -> dict[str, Any]:
     """``means`` and ``cv`` (coefficient of variation) of each metric over ``runs``."""
     means = run_means(runs)
-    cv = {}
-    for name, mean in means.items():
-        vals = [figures(r)[name] for r in runs]
-        sd = (sum((v - mean) ** 2 for v in vals) / max(1, len(vals) - 1)) ** 0.5
-        cv[name] = sd / abs(mean) if mean else math.nan
-    return {"means": means, "cv": cv}
+    return {"means": means, "cv": {name: sample_cv([figures(r)[name] for r in runs]) for name in means}}
 
 
 def extend_baseline(study: optuna.Study, loaded: LoadedSpec, configurator: Configurator, baseline: dict[str, Any],

@@ -326,7 +326,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             clock.note_baseline(baseline, clock.elapsed() - mark if fresh else None, warmup)
             objective.baseline = {k: float(v) for k, v in baseline["means"].items()}
             trial_runs = 1 if one_run else repeats  # what one trial's value is the mean of, mostly
-            known = sum(1 for r in baseline.get("runs", []) if r.get("error") is None)
+            known = len(baseline.get("runs", []))  # a baseline with a failed run is refused
             if fresh and settings.exact_confirm and 1 < known < EXACT_BASELINE_RUNS \
                     and exact_runs(settings, baseline_cv(baseline, objective), 1):
                 # a few runs agree within 1% by chance now and then: more of them before trusting it
@@ -342,8 +342,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             if exact_runs(settings, noise, trial_runs):
                 # repeats decide nothing when runs repeat exactly: one run a trial, only the best confirmed
                 repeats, trial_runs, one_run, top_k = 1, 1, False, 1
-                base_runs = sum(1 for r in baseline.get("runs", []) if r.get("error") is None)
-                exact_rounds = rounds_for_alpha(base_runs, ALPHA) if settings.exact_confirm else 0
+                exact_rounds = rounds_for_alpha(len(baseline.get("runs", [])), ALPHA) if settings.exact_confirm else 0
                 phase("noise", f"the baseline's runs repeat within {100 * EXACT_CV:g}%: one run per trial, only"
                       " the best configuration confirmed"
                       + (f", in {exact_rounds} rounds (a rank-sum test with the baseline's runs)"
