@@ -23,8 +23,10 @@ BENCH = textwrap.dedent(
         time.sleep(0.5)
     score = 0.0 if mode == "zero" else 100.0 + 10 * x - x * x - 4 * (level - 3) ** 2
     runs = len(pathlib.Path(os.environ["HONE_TEST_LOG"]).read_text().splitlines())
-    if mode == "noisy" or (mode == "drift" and runs > 6):  # ±5% by turns (drift: after 6 exact runs)
+    if mode in ("noisy", "step") or (mode == "drift" and runs > 6):  # ±5% by turns (drift: after 6 exact runs)
         score *= 1.05 if runs % 2 else 0.95
+    if mode == "step" and runs > 3:  # every run after the first 3 (a baseline's) 30% higher
+        score *= 1.3
     print(f"score: {score}")
     print(f"x: {x}")
     """

@@ -9,6 +9,7 @@ from hone.stats.paired import compare_paired
 from hone.tune.confirm import (
     Candidate,
     Confirmation,
+    baseline_held,
     compare_runs,
     keep_reason,
     model_observations,
@@ -92,3 +93,15 @@ def test_a_weighted_objective_is_one_figure_for_every_round() -> None:
     assert goal == "minimize" and figure(runs[0]) == 0.02
     figure, goal = objective_figure(obj, runs[:1])
     assert goal == "maximize" and figure(runs[0]) == pytest.approx(1 / 0.02)
+
+
+def test_the_baselines_runs_are_pooled_unless_those_beside_the_candidate_all_beat_the_first() -> None:
+    before = [100.0, 95.0, 105.0]
+    assert baseline_held(before, [104.0, 96.0, 101.0], "maximize", exact=False)
+    assert baseline_held(before, [90.0, 92.0, 94.0], "maximize", exact=False)  # a drift against the candidate
+    assert not baseline_held(before, [106.0, 110.0, 108.0], "maximize", exact=False)
+    assert not baseline_held(before, [90.0, 92.0, 94.0], "minimize", exact=False)  # lower is better here
+    assert not baseline_held([], [100.0], "maximize", exact=False)
+    # runs that repeat exactly must still repeat within 1%, whichever way they moved
+    assert baseline_held([100.0, 100.1], [100.2], "maximize", exact=True)
+    assert not baseline_held([100.0, 100.1], [97.0], "maximize", exact=True)

@@ -4,6 +4,7 @@ run to a log (tests/tune/conftest.py), so the runs are counted independently."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -85,18 +86,19 @@ def test_exact_runs_that_stop_repeating_fall_back_to_the_paired_confirmation(wor
 
 def test_a_budget_too_small_to_confirm_is_refused_before_anything_runs(workload: Path, hone, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
     spec = write_workload(workload, repeats=3)
-    res = hone("tune", spec, "--max-runs", "15")
+    res = hone("tune", spec, "--max-runs", "9")
     assert res.code == 2 and "Traceback" not in res.err
+    # the smallest confirmation pools the baseline's 3 runs with 3 rounds' (hone.tune.confirm.confirm_pooled)
     assert res.err.splitlines()[0] == (
-        "hone: error: --max-runs: 15 benchmark runs are too few: the baseline (3 runs), one trial (1 run) and the "
-        "smallest confirmation (12 runs: 6 rounds × 2 arms) need at least 16")
+        "hone: error: --max-runs: 9 benchmark runs are too few: the baseline (3 runs), one trial (1 run) and the "
+        "smallest confirmation (6 runs: 3 rounds × 2 arms) need at least 10")
     assert not (workload / "runs.log").exists() and not (state_dir / "studies.db").exists()
     assert (workload / "app.conf").read_text() == "level = 1\n"
     spec.write_text(spec.read_text().replace("top_k: 1", "top_k: 1, max_runs: 9"))
     res = hone("tune", spec)
     assert res.code == 2
     assert re.match(rf"hone: error: {re.escape(str(spec))}:\d+: tune.max_runs: 9 benchmark runs are too few: .* "
-                    r"need at least 16$", res.err.splitlines()[0]), res.err
+                    r"need at least 10$", res.err.splitlines()[0]), res.err
     assert not (workload / "runs.log").exists()
 
 
@@ -110,7 +112,8 @@ def test_a_bad_max_runs_in_the_spec_names_its_line(workload: Path, hone) -> None
 
 def test_under_a_budget_a_noisy_benchmark_gets_one_run_per_trial_and_one_candidate(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
     # ±5% by turns: not exact, so the GP weighs the noise; every trial one run; a fifth of the 60 runs
-    # (12) holds one candidate's confirmation (6 rounds × 2 arms), the search gets the rest
+    # (12) holds one candidate's paired confirmation (6 rounds × 2 arms), so it is the pooled one: 4 rounds
+    # × 2 arms, the candidate's 4 runs against the baseline's 3 + 4; the search gets the rest
     spec = write_workload(workload, mode="noisy", repeats=3, trials=60)
     spec.write_text(spec.read_text().replace("top_k: 1", "top_k: 3"))
     res = hone("tune", spec, "--max-runs", "60", "--study", "one", "--json", workload / "r.json")
@@ -118,10 +121,50 @@ def test_under_a_budget_a_noisy_benchmark_gets_one_run_per_trial_and_one_candida
     doc = json.loads((workload / "r.json").read_text())
     trials = optuna.load_study(study_name="one", storage=doc["storage"]).trials
     assert trials and all(len(t.user_attrs["runs"]) == 1 for t in trials)
-    assert doc["budget"]["runs_planned"] == {"baseline": 3, "search": 45, "confirmation": 12, "ablation": 0}
+    assert doc["budget"]["runs_planned"] == {"baseline": 3, "search": 49, "confirmation": 8, "ablation": 0}
     assert len(doc["confirmations"]) == 1 and "1 candidate instead of 3" in res.out
+    assert doc["confirmations"][0]["comparison"]["reason"] == "rank-sum test of 4 against 7 runs"
+    assert doc["recommended"] is not None
     assert _runs(workload / "runs.log") == sum(doc["budget"]["runs_spent"].values()) <= 60
-    assert doc["budget"]["runs_spent"]["search"] == len(trials) == 45
+    assert doc["budget"]["runs_spent"]["search"] == len(trials) == 49
+
+
+def test_under_a_small_budget_the_pooled_confirmation_takes_its_fewest_rounds(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    # a fifth of 30 runs holds 3 rounds × 2 arms: the candidate's 3 runs must all beat the baseline's 6
+    spec = write_workload(workload, mode="noisy", repeats=3)
+    spec.write_text(spec.read_text().replace("trials: 5, ", ""))  # the runs decide
+    res = hone("tune", spec, "--max-runs", "30", "--no-ablation", "--json", workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    assert doc["budget"]["runs_spent"] == {"baseline": 3, "search": 21, "confirmation": 6, "ablation": 0}
+    comparison = doc["confirmations"][0]["comparison"]
+    assert comparison["reason"] == "rank-sum test of 3 against 6 runs" and comparison["p_value"] == 2 / 84
+    assert doc["recommended"] is not None
+    assert "the best configuration's 3 new runs against the baseline's 3 + 3 in a rank-sum test (p < 0.025)" \
+        in res.out
+
+
+def test_a_baseline_that_drifted_up_is_not_pooled(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    # every run after the baseline's first 3 is 30% higher: its runs beside the candidate all beat its first
+    # ones, so pooling them would credit the drift to the candidate; 30 runs leave no room for the paired test
+    spec = write_workload(workload, mode="step", repeats=3)
+    five = spec.read_text()
+    spec.write_text(five.replace("trials: 5, ", ""))
+    res = hone("tune", spec, "--max-runs", "30", "--no-ablation", "--study", "all", "--json", workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    assert doc["recommended"] is None and "inconclusive after 3 rounds" in doc["keep_reason"]
+    assert any("were all better than its runs before the search (a drift) and the paired confirmation (12 runs) "
+               "does not fit in the 0 left" in c for c in doc["budget"]["cuts"]), doc["budget"]["cuts"]
+    # 5 trials leave the runs for it: the paired confirmation follows, on its own rounds
+    (workload / "runs.log").unlink()
+    spec.write_text(five)
+    res = hone("tune", spec, "--max-runs", "60", "--no-ablation", "--study", "five", "--json", workload / "s.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "s.json").read_text())
+    assert "(a drift): the paired confirmation instead" in res.out
+    assert doc["confirmations"][0]["comparison"]["n"] == 6
+    assert _runs(workload / "runs.log") == 3 + 5 + 4 * 2 + 6 * 2
 
 
 def test_fixed_repeats_keep_every_trials_repeats_within_the_budget(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
@@ -132,8 +175,8 @@ def test_fixed_repeats_keep_every_trials_repeats_within_the_budget(workload: Pat
     doc = json.loads((workload / "r.json").read_text())
     trials = optuna.load_study(study_name="fixed", storage=doc["storage"]).trials
     assert all(len(t.user_attrs["runs"]) == 3 for t in trials)
-    # 40 − baseline 3 − confirmation 12 = 25: 8 trials of 3 runs (a 9th would eat the reserve)
-    assert len(trials) == 8 and doc["budget"]["runs_spent"]["search"] == 24
+    # 40 − baseline 3 − the pooled confirmation's 8 = 29: 9 trials of 3 runs (a 10th would eat the reserve)
+    assert len(trials) == 9 and doc["budget"]["runs_spent"]["search"] == 27
     assert _runs(workload / "runs.log") == sum(doc["budget"]["runs_spent"].values()) <= 40
 
 
@@ -141,18 +184,18 @@ def test_atune_iterations_are_the_run_budget(tmp_path: Path, hone) -> None:  # t
     client, server = tmp_path / "client.yaml", tmp_path / "server.yaml"
     (tmp_path / "k").write_text("1")
     client.write_text(yaml.safe_dump({
-        "project": "runs", "iterations": 12, "benchmark": "echo tps: 1",
+        "project": "runs", "iterations": 9, "benchmark": "echo tps: 1",
         "evaluations": [{"name": "tps", "info": {"get": "echo \"$out\" | awk '{print $2}'", "type": "negative",
                                                  "weight": 100}}]}, sort_keys=False))
     server.write_text(yaml.safe_dump({"project": "runs", "object": [{"name": "k", "info": {
         "get": f"cat {tmp_path}/k", "set": f"printf %s $value > {tmp_path}/k", "type": "discrete",
         "dtype": "string", "options": ["1", "2"]}}]}, sort_keys=False))
     spec = load_atune(client, server).spec
-    assert spec.tune.max_runs == 12 and "trials" not in spec.tune.model_fields_set
-    res = hone("tune", client, "--atune-server", server)  # repeats 3: 3 + 1 + 12 > 12
+    assert spec.tune.max_runs == 9 and "trials" not in spec.tune.model_fields_set
+    res = hone("tune", client, "--atune-server", server)  # repeats 3: 3 + 1 + 3 rounds × 2 > 9
     assert res.code == 2
-    assert re.match(rf"hone: error: {re.escape(str(client))}:2: iterations: 12 benchmark runs are too few: .* need "
-                    r"at least 16$", res.err.splitlines()[0]), res.err
+    assert re.match(rf"hone: error: {re.escape(str(client))}:2: iterations: 9 benchmark runs are too few: .* need "
+                    r"at least 10$", res.err.splitlines()[0]), res.err
     assert (tmp_path / "k").read_text() == "1"
 
 
@@ -163,7 +206,8 @@ def test_with_max_time_too_the_run_budget_binds_first_when_it_is_the_smaller(wor
     assert res.code == 0, res.err + res.out
     budget = json.loads((workload / "r.json").read_text())["budget"]
     assert budget["max_time_s"] == 3600 and budget["max_runs"] == 24
-    assert _runs(workload / "runs.log") == budget["runs_total"] == 24  # 2 + 5 trials × 2 + the confirmation's 12
+    # 2 + 7 trials × 2 + the pooled confirmation's 8 (4 rounds: the fewest its test needs with a baseline of 2)
+    assert _runs(workload / "runs.log") == budget["runs_total"] == 24
     assert "--max-runs leaves" in budget["search_stopped"]
 
 
@@ -189,16 +233,20 @@ def test_max_runs_with_local_workers_is_refused(workload: Path, hone, state_dir:
 @settings(max_examples=300, deadline=None)
 @given(n=st.integers(1, 300), repeats=st.integers(1, 5), warmup=st.integers(0, 2), top_k=st.integers(1, 4),
        confirm=st.sampled_from([0, 3, 6, 9, 12]), ablation_rounds=st.integers(1, 12), knobs=st.integers(1, 5),
-       trials=st.integers(1, 200), one_run=st.booleans(), exact=st.booleans(), data=st.data())
+       trials=st.integers(1, 200), one_run=st.booleans(), exact=st.booleans(), pooled=st.booleans(),
+       data=st.data())
 def test_the_plan_and_its_rules_never_spend_more_than_max_runs(n: int, repeats: int, warmup: int, top_k: int,
                                                                confirm: int, ablation_rounds: int, knobs: int,
                                                                trials: int, one_run: bool, exact: bool,
-                                                               data: st.DataObject) -> None:
+                                                               pooled: bool, data: st.DataObject) -> None:
     w = min(1, warmup)
     plan = RunPlan(baseline=warmup + repeats, trial_first=warmup + (1 if one_run else repeats),
                    confirm_arms=top_k + 1 if confirm else 0,
                    confirm_rounds=max(confirm, MIN_ROUNDS), ablation_arms=knobs + 1 if confirm and knobs >= 2 else 0,
                    ablation_rounds=max(ablation_rounds, MIN_ROUNDS), warmup_rounds=w, trials=trials)
+    if pooled and confirm:  # one candidate, 3 or 4 rounds (hone.tune.tuner._begin_runs)
+        plan = dataclasses.replace(plan, confirm_arms=2, confirm_rounds=4, confirm_min=3)
+        top_k = 1
     budget = RunBudget(n)
     try:
         budget.begin(plan)
@@ -226,7 +274,7 @@ def test_the_plan_and_its_rules_never_spend_more_than_max_runs(n: int, repeats: 
         candidates = data.draw(st.integers(1, min(top_k, budget.confirm_arms - 1)), "candidates")
         loo = data.draw(st.integers(0, knobs + 1), "leave-one-out arms") if plan.ablation_arms else 0
         arms, rounds = budget.confirmation(candidates + 1, confirm, loo)
-        assert arms == candidates + 1 and rounds >= MIN_ROUNDS  # the reserve always holds the confirmation
+        assert arms == candidates + 1 and rounds >= plan.confirm_min  # the reserve always holds the confirmation
         for _ in range(plan.confirm_runs(rounds, arms)):
             budget.count()
         if loo >= 3:

@@ -27,7 +27,7 @@ from hone.cli._common import (
 from hone.core.errors import RestoreError
 from hone.core.paths import state_dir
 from hone.fleet.local import LocalWorkers
-from hone.report.tune_terminal import ablation_lines, budget_lines, recommendation_kind, risk_lines
+from hone.report.tune_terminal import ablation_lines, budget_lines, ci_name, recommendation_kind, risk_lines
 from hone.run.conflicts import check_conflicts
 from hone.tune import SAMPLERS, TrialOutcome, TuneEvents, TuneResult, TuneSettings, finished_trials, tune
 from hone.tune.confirm import keep_reason
@@ -219,11 +219,12 @@ def _save_translation(loaded: Any) -> Path:
 
 def _print_result(result: TuneResult) -> None:
     doc = result.to_json()
-    table = Table(title=f"hone tune {result.spec_name}: baseline vs recommendation (means of the interleaved "
-                        "confirmation rounds)")
-    for col in ("metric", "baseline", "recommendation", "change", "95% CI", "p", "verdict"):
-        table.add_column(col, justify="left" if col in ("metric", "verdict") else "right")
+    table = Table(title=f"hone tune {result.spec_name}: baseline vs recommendation (means of the runs the "
+                        "confirmation compared)")
     best = result.winner or (result.confirmations[0] if result.confirmations else None)
+    for col in ("metric", "baseline", "recommendation", "change",
+                ci_name(best.comparison.confidence if best else None), "p", "verdict"):
+        table.add_column(col, justify="left" if col in ("metric", "verdict") else "right")
     for m in result.objective.metrics:
         base = result.baseline.get("means", {}).get(m.name)
         if best is None:
@@ -258,7 +259,7 @@ def _print_result(result: TuneResult) -> None:
         console.print(Text.assemble(
             (f"Recommendation ({recommendation_kind(doc)}): {_short(result.winner.candidate.config, 20)}",
              "bold green"),
-            f"\n  {comp.change_pct:+.2f}% vs baseline, 95% CI [{comp.ci_pct[0]:+.2f}%, "
+            f"\n  {comp.change_pct:+.2f}% vs baseline, {ci_name(comp.confidence)} [{comp.ci_pct[0]:+.2f}%, "
             f"{comp.ci_pct[1]:+.2f}%], p = {comp.p_value:.3g}, {comp.n} interleaved rounds"))
         if result.chosen_by == "model":
             console.print("  chosen among the confirmed candidates by the GP's posterior mean over every"

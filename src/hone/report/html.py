@@ -22,6 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from hone.core.errors import HoneError
 from hone.core.paths import default_storage_url
 from hone.report import formats
+from hone.report.tune_terminal import ci_name
 from hone.tune.storage import require_driver
 
 _CSS = """
@@ -147,7 +148,8 @@ def _summary_html(doc: dict[str, Any] | None) -> str:
     verdict = html.escape(str(doc.get("verdict")))
     ci = doc.get("ci_pct")
     change = doc.get("improvement_pct")
-    ci_text = (f"{change:+.2f}% (95% CI {ci[0]:+.2f}% … {ci[1]:+.2f}%, p = {doc.get('p_value'):.3g})"
+    level = ci_name((best.get("comparison") or {}).get("confidence"))
+    ci_text = (f"{change:+.2f}% ({level} {ci[0]:+.2f}% … {ci[1]:+.2f}%, p = {doc.get('p_value'):.3g})"
                if ci and change is not None and None not in ci else "")
     recommended = doc.get("recommended")
     rec_text = ("<br>".join(f"{html.escape(k)} = {html.escape(str(v))}" for k, v in recommended.items())

@@ -19,13 +19,19 @@ def _num(v: Any) -> str:
     return f"{v:.4g}" if abs(v) < 1000 else f"{v:,.1f}"
 
 
+def ci_name(confidence: float | None) -> str:
+    """A CI's name by its level: "95% CI", or "97.5% CI" for the pooled confirmation's (α/2)."""
+    level = 100 * (confidence if confidence is not None and math.isfinite(confidence) else 0.95)
+    return f"{level:.0f}% CI" if abs(level - round(level)) < 0.05 else f"{level:.1f}% CI"
+
+
 def render(data: dict[str, Any]) -> Group:
     """A rich renderable for ``hone report RESULT.json`` (no re-running)."""
     best = data.get("best_candidate") or {}
     table = Table(title=f"hone tune {data.get('spec_name', '')}: study {data.get('study')} "
-                        "(means of the interleaved confirmation rounds)")
+                        "(means of the runs the confirmation compared)")
     for col in ("metric", "baseline", "recommendation" if data.get("recommended") else "best candidate",
-                "change", "95% CI", "p", "verdict"):
+                "change", ci_name((best.get("comparison") or {}).get("confidence")), "p", "verdict"):
         table.add_column(col, justify="left" if col in ("metric", "verdict") else "right")
     for name, comp in (best.get("metrics") or {}).items():
         ci = comp.get("ci_pct") or [None, None]

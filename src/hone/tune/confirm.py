@@ -53,6 +53,10 @@ ALPHA = 0.05
 MIN_ROUNDS = min_rounds_for_alpha(ALPHA)
 #: Runs within 1% of each other (their CV) repeat exactly: counted instructions, a simulator, a table.
 EXACT_CV = 0.01
+#: The pooled confirmation's level for noisy runs: half of ALPHA, so that a step between the
+#: baseline's runs before the search and during the confirmation (which pooling them assumes
+#: away) leaves a false "better" at most about as likely as ALPHA allows (docs/decisions/0046).
+POOLED_ALPHA = ALPHA / 2
 
 
 @dataclass
@@ -215,7 +219,7 @@ def stored_runs(runs: list[dict[str, Any]]) -> list[Measurement]:
     return [Measurement(**{k: v for k, v in r.items() if k in fields}) for r in runs]
 
 
-def confirm_exact(
+def confirm_pooled(
     loaded: LoadedSpec,
     configurator: Configurator,
     objective: Objective,
@@ -223,40 +227,58 @@ def confirm_exact(
     baseline_runs: list[Measurement],
     *,
     rounds: int,
+    exact: bool,
     warmup: int = 1,
     seed: int = 0,
     threshold: float = 0.01,
     on_run: Callable[[int, str, Measurement], None] | None = None,
 ) -> tuple[Confirmation, bool]:
-    """The confirmation of runs that repeat exactly (docs/decisions/0045-exact-confirmation.md):
+    """The pooled confirmation (docs/decisions/0045-exact-confirmation.md, 0046-pooled-confirmation.md):
     ``rounds`` interleaved rounds of the baseline and ``candidate``, then the candidate's new runs
     against every baseline run — ``baseline_runs`` (measured before the search) and the new ones —
-    in the exact rank-sum test (:mod:`hone.stats.ranksum`). The search's run of the candidate is
-    left out: it was picked as the best, so it is biased upwards. Returns the confirmation and
-    True; or, when the baseline's runs no longer repeat within :data:`EXACT_CV` (nothing then
-    shows that the first runs and the new ones compare), the paired verdict of these few rounds
-    and False — the caller goes on to the paired confirmation if the runs left allow it."""
+    in the exact rank-sum test (:mod:`hone.stats.ranksum`): at :data:`ALPHA` when the runs repeat
+    exactly (``exact``), else at :data:`POOLED_ALPHA`. The search's run of the candidate is left
+    out: it was picked as the best, so it is biased upwards. Returns the confirmation and True;
+    or, when the baseline's runs show that the first runs and the new ones do not compare
+    (:func:`baseline_held`), the paired verdict of these few rounds and False — the caller goes
+    on to the paired confirmation if the runs left allow it."""
     arms = {BASELINE: {}, candidate.name: candidate.config}
     settings = ExperimentSettings(rounds=rounds, warmup=warmup, seed=seed, threshold=threshold, alpha=ALPHA,
                                   estimator="auto")
     result, _ = measure_arms(loaded, configurator, objective, arms, [], settings, on_run=on_run)
     runs = result.runs.runs
-    reference = [r for r in baseline_runs if r.ok] + [r for r in runs[BASELINE] if r.ok]
+    before, during = [r for r in baseline_runs if r.ok], [r for r in runs[BASELINE] if r.ok]
+    reference = before + during
     mine = [r for r in runs[candidate.name] if r.ok]
     figure, goal = objective_figure(objective, reference + mine)
     values = [objective.values(figures(r))[0] for r in mine] if objective.mode != "pareto" else []
-    if not repeats_exactly([figure(r) for r in reference]):
+    if not baseline_held([figure(r) for r in before], [figure(r) for r in during], goal, exact=exact):
         comparison, per_metric = compare_runs(objective, runs[BASELINE], runs[candidate.name], threshold=threshold,
                                               seed=seed)
         return Confirmation(candidate, comparison, means(mine), means(runs[BASELINE]), per_metric, values), False
+    alpha = ALPHA if exact else POOLED_ALPHA
+    unpaired = {"threshold": threshold, "alpha": alpha, "confidence": 1 - alpha}
     comparison = compare_runs_unpaired([figure(r) for r in reference], [figure(r) for r in mine], goal=goal,
-                                       threshold=threshold, alpha=ALPHA)
+                                       **unpaired)
     per_metric = {
         m.name: compare_runs_unpaired([of_run(r, m.name) for r in reference], [of_run(r, m.name) for r in mine],
-                                      goal=_goal(str(m.goal or "maximize")), threshold=threshold, alpha=ALPHA)
+                                      goal=_goal(str(m.goal or "maximize")), **unpaired)
         for m in objective.metrics
     }
     return Confirmation(candidate, comparison, means(mine), means(reference), per_metric, values), True
+
+
+def baseline_held(before: list[float], during: list[float], goal: Goal, *, exact: bool) -> bool:
+    """May the baseline's runs from before the search and from the confirmation be pooled? Runs
+    that repeat exactly must still all repeat within :data:`EXACT_CV`; noisy runs must not all
+    be better than every run before the search — a step that would favour the candidate, which
+    runs beside the new ones (the test at :data:`POOLED_ALPHA` covers a step too small to show)."""
+    if exact:
+        return repeats_exactly(before + during)
+    if not before or not during:
+        return False
+    better = min(during) > max(before) if goal == "maximize" else max(during) < min(before)
+    return not better
 
 
 def repeats_exactly(values: list[float]) -> bool:

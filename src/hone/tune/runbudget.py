@@ -10,7 +10,8 @@ baseline first; then a reserve for the confirmation, and for the ablation when i
 most a fifth of the budget (``share``) — fewer rounds first (never fewer than the paired tests
 need), then no ablation in the reserve, then fewer candidates, down to the smallest confirmation
 (one candidate) — and the search gets the rest (docs/decisions/0040-lean-run-budget.md). Runs
-that repeat exactly need fewer confirmation rounds (``confirm_min``, docs/decisions/0045).
+that repeat exactly, and one candidate's runs pooled with the baseline's, need fewer confirmation
+rounds (``confirm_min``, docs/decisions/0045, 0046).
 Before each trial the search stops when that trial's runs and the reserve would not fit. The
 confirmation and the ablation are fitted again to what is really left. A
 budget below the baseline + one trial + the smallest confirmation is refused before anything runs.

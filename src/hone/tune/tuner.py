@@ -7,6 +7,7 @@ The result is a versioned JSON document (``hone-tune/2``, docs/formats.md) that 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 import os
@@ -34,10 +35,11 @@ from hone.tune.ablation import Ablation, ablate, changed_knobs
 from hone.tune.confirm import (
     ALPHA,
     EXACT_CV,
+    POOLED_ALPHA,
     Candidate,
     Confirmation,
     confirm_candidates,
-    confirm_exact,
+    confirm_pooled,
     keep_reason,
     model_observations,
     pick_candidates,
@@ -103,6 +105,8 @@ class TuneSettings:
     exact_aware: bool = True  # runs that repeat exactly (EXACT_CV): one per trial, only the best confirmed
     exact_confirm: bool = True  # ... and confirmed by a rank-sum test with the baseline's runs (fewer rounds)
     confirm_share: float = 0.2  # --max-runs: the confirmation's (and ablation's) reserve, at most this share
+    pooled_confirm: bool = True  # --max-runs with room for one candidate: its runs against all the baseline's
+    pooled_rounds: int | None = None  # its rounds; default: one more than the fewest its test needs, if they fit
 
 
 class TrialWorkers(Protocol):
@@ -275,8 +279,11 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         and objective.mode != "pareto"
     # --max-runs: planned, and a too small one refused, before anything runs
     runs = RunBudget(settings.max_runs, settings.max_runs_source, share=settings.confirm_share)
+    poolable = objective.mode != "pareto"
+    pooled_rounds = 0  # > 0: the pooled confirmation's rounds (hone.tune.confirm.confirm_pooled)
     if not settings.resume:
-        _begin_runs(runs, settings, space, warmup, repeats, one_run, fresh=True, done=0, phase=phase)
+        pooled_rounds = _begin_runs(runs, settings, space, warmup, repeats, one_run, fresh=True, done=0,
+                                    phase=phase, poolable=poolable)
     trials_cap = settings.trials  # what the sampler plans its random starts on
     if runs.search_runs is not None and runs.plan is not None:
         trials_cap = max(1, min(settings.trials, runs.search_runs // runs.plan.trial_first))
@@ -300,8 +307,9 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         journal = Journal()
         study = open_study(storage, name, objective, sampler, create=not settings.resume, spec_name=spec.name or "")
         if settings.resume:
-            _begin_runs(runs, settings, space, warmup, repeats, one_run,
-                        fresh=not study.user_attrs.get(ATTR_BASELINE), done=len(finished_trials(study)), phase=phase)
+            pooled_rounds = _begin_runs(runs, settings, space, warmup, repeats, one_run,
+                                        fresh=not study.user_attrs.get(ATTR_BASELINE),
+                                        done=len(finished_trials(study)), phase=phase, poolable=poolable)
             restored = _restore_leftovers(study, journal)
             if restored:
                 phase("resume", f"restored knobs left changed by the killed session: {', '.join(restored)}")
@@ -338,10 +346,10 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             if noise is not None and isinstance(sampler, HoneGPSampler) and sampler.noisy(study):
                 phase("noise", f"~{100 * noise:.1f}% per trial (baseline CV/√{trial_runs}): the GP weighs it")
             top_k = settings.top_k
-            exact_rounds = 0  # > 0: the exact confirmation's rounds (hone.tune.confirm.confirm_exact)
+            exact_rounds = 0  # > 0: the exact confirmation's rounds (hone.tune.confirm.confirm_pooled)
             if exact_runs(settings, noise, trial_runs):
                 # repeats decide nothing when runs repeat exactly: one run a trial, only the best confirmed
-                repeats, trial_runs, one_run, top_k = 1, 1, False, 1
+                repeats, trial_runs, one_run, top_k, pooled_rounds = 1, 1, False, 1, 0
                 exact_rounds = rounds_for_alpha(len(baseline.get("runs", [])), ALPHA) if settings.exact_confirm else 0
                 phase("noise", f"the baseline's runs repeat within {100 * EXACT_CV:g}%: one run per trial, only"
                       " the best configuration confirmed"
@@ -358,7 +366,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             budget = runs.trials_cap(len(finished_trials(study)))  # the study's trials at most
             plan = _plan(settings, study, space, warmup, repeats, one_run=one_run, budget=budget,
                          top_k=runs.confirm_arms - 1 if runs.max_runs is not None else top_k,
-                         confirm_rounds=exact_rounds or None)
+                         confirm_rounds=exact_rounds or pooled_rounds or None)
             phase("estimate", clock.begin(plan))
             _say_cuts(clock, phase)
             phase("trials", f"study {name!r} in {mask_url(storage)}: {budget - plan.done} trials"
@@ -390,15 +398,17 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             runs.phase = "confirmation"
             if candidates and settings.confirm_rounds > 0:
                 ablation_arms = _ablation_arms(settings, loaded, candidates, baseline)
-                arms, rounds = runs.confirmation(len(candidates) + 1, exact_rounds or settings.confirm_rounds,
+                arms, rounds = runs.confirmation(len(candidates) + 1,
+                                                 exact_rounds or pooled_rounds or settings.confirm_rounds,
                                                  ablation_arms)
                 candidates = candidates[:max(0, arms - 1)]
-            if candidates and settings.confirm_rounds > 0 and exact_rounds:
+            if candidates and settings.confirm_rounds > 0 and (exact_rounds or pooled_rounds):
                 mark = clock.elapsed()
-                confirmation, paired = _confirm_exact(loaded, configurator, objective, candidates[0], baseline,
-                                                      runs, events, rounds=exact_rounds, warmup=min(1, warmup),
-                                                      seed=seed or 0, threshold=settings.threshold, phase=phase)
-                clock.note_runs(clock.elapsed() - mark, (exact_rounds + min(1, warmup)) * 2)
+                confirmation, paired = _confirm_pooled(loaded, configurator, objective, candidates[0], baseline,
+                                                       runs, events, rounds=rounds,
+                                                       exact=bool(exact_rounds), warmup=min(1, warmup),
+                                                       seed=seed or 0, threshold=settings.threshold, phase=phase)
+                clock.note_runs(clock.elapsed() - mark, (rounds + min(1, warmup)) * 2)
                 confirmations = [confirmation]
                 candidates = candidates[:1] if paired else []
                 rounds = max(settings.confirm_rounds, MIN_ROUNDS) if runs.left() is None else MIN_ROUNDS
@@ -447,20 +457,24 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     return result
 
 
-def _confirm_exact(loaded: LoadedSpec, configurator: Configurator, objective: Objective, candidate: Candidate,
-                   baseline: dict[str, Any], runs: RunBudget, events: TuneEvents, *, rounds: int, warmup: int,
-                   seed: int, threshold: float, phase: Callable[[str, str], None]) -> tuple[Confirmation, bool]:
-    """The exact confirmation (:func:`hone.tune.confirm.confirm_exact`) and whether the paired one
-    must follow: the baseline's runs stopped repeating and the runs left (if counted) allow it."""
+def _confirm_pooled(loaded: LoadedSpec, configurator: Configurator, objective: Objective, candidate: Candidate,
+                    baseline: dict[str, Any], runs: RunBudget, events: TuneEvents, *, rounds: int, exact: bool,
+                    warmup: int, seed: int, threshold: float,
+                    phase: Callable[[str, str], None]) -> tuple[Confirmation, bool]:
+    """The pooled confirmation (:func:`hone.tune.confirm.confirm_pooled`) and whether the paired
+    one must follow: the baseline's runs showed they cannot be pooled and the runs left (if
+    counted) allow it."""
     phase("confirm", f"confirming the best in {rounds} interleaved rounds with the baseline")
-    confirmation, held = confirm_exact(loaded, configurator, objective, candidate,
-                                       stored_runs(baseline.get("runs", [])), rounds=rounds, warmup=warmup,
-                                       seed=seed, threshold=threshold, on_run=_counted(runs, events.on_confirm_run))
+    confirmation, held = confirm_pooled(loaded, configurator, objective, candidate,
+                                        stored_runs(baseline.get("runs", [])), rounds=rounds, exact=exact,
+                                        warmup=warmup, seed=seed, threshold=threshold,
+                                        on_run=_counted(runs, events.on_confirm_run))
     if held:
         return confirmation, False
     need = runs.plan.confirm_runs(MIN_ROUNDS, 2) if runs.plan else 0
     left = runs.left()
-    drifted = f"the baseline's runs no longer repeat within {100 * EXACT_CV:g}%"
+    drifted = (f"the baseline's runs no longer repeat within {100 * EXACT_CV:g}%" if exact else
+               "the baseline's runs beside the candidate were all better than its runs before the search (a drift)")
     if left is not None and left < need:
         runs.cuts.append(f"{drifted} and the paired confirmation ({need} runs) does not fit in the {left} left")
         return confirmation, False
@@ -497,20 +511,46 @@ def _plan(settings: TuneSettings, study: optuna.Study, space: SearchSpace, warmu
 
 
 def _begin_runs(runs: RunBudget, settings: TuneSettings, space: SearchSpace, warmup: int, repeats: int,
-                one_run: bool, *, fresh: bool, done: int, phase: Callable[[str, str], None]) -> None:
-    """Plan the run budget (a HoneError when it is too small) and say the plan."""
+                one_run: bool, *, fresh: bool, done: int, phase: Callable[[str, str], None],
+                poolable: bool = False) -> int:
+    """Plan the run budget (a HoneError when it is too small) and say the plan. Returns the
+    pooled confirmation's rounds, 0 for the paired one: pooled when the budget leaves room for one
+    candidate only, the baseline is measured now, 2 runs or more, and ``poolable`` (one objective)."""
     confirm = settings.confirm_rounds > 0
     knobs = len(space.distributions)
-    line = runs.begin(RunPlan(
+    plan = RunPlan(
         baseline=warmup + repeats if fresh else 0, trial_first=warmup + (1 if one_run else repeats),
         confirm_arms=settings.top_k + 1 if confirm else 0,
         confirm_rounds=max(settings.confirm_rounds, MIN_ROUNDS),
         ablation_arms=knobs + 1 if settings.ablation and confirm and knobs >= 2 else 0,
         ablation_rounds=max(settings.ablation_rounds or settings.confirm_rounds, MIN_ROUNDS),
-        warmup_rounds=min(1, warmup), trials=max(0, settings.trials - done)))
+        warmup_rounds=min(1, warmup), trials=max(0, settings.trials - done))
+    pooled = False
+    if settings.pooled_confirm and poolable and confirm and fresh and repeats >= 2 and settings.max_runs is not None:
+        probe = RunBudget(settings.max_runs, share=settings.confirm_share)
+        try:
+            probe.begin(plan)
+            one = probe.confirm_arms == 2
+        except HoneError:
+            one = True  # not even the paired confirmation of one candidate fits
+        pooled = one
+        if one:  # the fewest rounds its test needs, one more (the paired test's power) when the share allows
+            fewest = rounds_for_alpha(repeats, POOLED_ALPHA)
+            plan = dataclasses.replace(plan, confirm_arms=2, confirm_min=fewest,
+                                       confirm_rounds=max(fewest, settings.pooled_rounds or fewest + 1))
+    line = runs.begin(plan)
     if line:
         phase("runs", line)
+        if pooled and settings.top_k > 1:
+            runs.cuts.append(f"--max-runs {settings.max_runs}: 1 candidate instead of {settings.top_k} (the paired "
+                             "confirmation would leave room for one only)")
         _say_cuts(runs, phase)
+    if pooled:
+        k = runs.confirm_rounds
+        phase("runs", f"the confirmation pools the baseline's runs: the best configuration's {k} new runs "
+              f"against the baseline's {repeats} + {k} in a rank-sum test (p < {POOLED_ALPHA:g}); the paired "
+              f"one ({MIN_ROUNDS} rounds) instead if the baseline drifts and the runs left allow it")
+    return runs.confirm_rounds if pooled else 0
 
 
 def _budget(clock: TimeBudget, runs: RunBudget, trials_total: int) -> dict[str, Any]:
