@@ -144,6 +144,16 @@ def test_under_a_small_budget_the_pooled_confirmation_takes_its_fewest_rounds(wo
         in res.out
 
 
+def test_runs_a_trial_cap_leaves_unspent_buy_the_rounds_the_reserve_cut(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, mode="noisy", repeats=3)  # trials: 5
+    res = hone("tune", spec, "--max-runs", "30", "--no-ablation", "--json", workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    assert "3 rounds instead of 4" in res.out  # the plan: a fifth of 30 runs
+    assert doc["budget"]["runs_spent"] == {"baseline": 3, "search": 5, "confirmation": 8, "ablation": 0}
+    assert doc["confirmations"][0]["comparison"]["n"] == 4
+
+
 def test_a_baseline_that_drifted_up_is_not_pooled(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
     # every run after the baseline's first 3 is 30% higher: its runs beside the candidate all beat its first
     # ones, so pooling them would credit the drift to the candidate; 30 runs leave no room for the paired test

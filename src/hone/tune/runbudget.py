@@ -216,21 +216,22 @@ class RunBudget:
     # ---------------------------------------------------------------- after the search
 
     def confirmation(self, arms: int, rounds: int, ablation_arms: int) -> tuple[int, int]:
-        """The confirmation's arms and rounds: the planned rounds (within the reserve's) when they
-        and, if reserved, the ablation (``ablation_arms`` leave-one-out arms; 0: none) fit in the
-        runs left, else fewer rounds, then fewer candidates (never fewer than 2 arms)."""
+        """The confirmation's arms and rounds: ``rounds`` when they and, if reserved, the ablation
+        (``ablation_arms`` leave-one-out arms; 0: none) fit in the runs left — more than the reserve's
+        when the search stopped early (a trial cap) — else fewer rounds, then fewer candidates (never
+        fewer than 2 arms)."""
         plan, left = self.plan, self.left()
         least = plan.confirm_min if plan is not None else MIN_ROUNDS
         rounds = max(rounds, least)
         if left is None or plan is None:
             return arms, rounds
-        rounds = min(rounds, self.confirm_rounds)
+        reserved = min(rounds, self.confirm_rounds)  # a cut below this is news; the plan said the rest
         ablation = plan.ablation_runs(MIN_ROUNDS, ablation_arms) if self.ablation_reserved and ablation_arms else 0
         for extra in dict.fromkeys((ablation, 0)):  # keep the ablation's runs if possible
             for a in range(arms, 1, -1):
                 for r in range(rounds, least - 1, -1):
                     if plan.confirm_runs(r, a) + extra <= left:
-                        if (a, r) != (arms, rounds):
+                        if a < arms or r < reserved:
                             self.cuts.append(f"confirmation: {a - 1} candidate{_s(a - 1)}, {r} rounds "
                                              f"({plan.confirm_runs(r, a)} runs; --max-runs leaves {left})")
                         return a, r

@@ -398,9 +398,9 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             runs.phase = "confirmation"
             if candidates and settings.confirm_rounds > 0:
                 ablation_arms = _ablation_arms(settings, loaded, candidates, baseline)
+                planned = runs.plan.confirm_rounds if pooled_rounds and runs.plan else pooled_rounds
                 arms, rounds = runs.confirmation(len(candidates) + 1,
-                                                 exact_rounds or pooled_rounds or settings.confirm_rounds,
-                                                 ablation_arms)
+                                                 exact_rounds or planned or settings.confirm_rounds, ablation_arms)
                 candidates = candidates[:max(0, arms - 1)]
             if candidates and settings.confirm_rounds > 0 and (exact_rounds or pooled_rounds):
                 mark = clock.elapsed()
