@@ -25,7 +25,7 @@ of the knobs' levels) with ``data/NAME.json`` (source, description, metrics, the
   and last, and its row is the median of those measurements; their spread is the drift
   written into the JSON's source. Timing-sensitive: never under nice. Measured here in 0.8 h
   (postgresql, ~17 s a configuration), 0.7 h (redis: 5–45 s, the appendfsync=always ones the
-  slowest); nginx is not measured yet.
+  slowest) and 0.6 h (nginx, ~14 s).
   Each measurement is appended to ``build/tables/NAME.jsonl`` as it is made: an interrupted
   run resumes where it stopped (``--fresh`` starts over); the finished log is kept as
   ``data/measured/NAME.jsonl`` (every measurement with its time and order).
