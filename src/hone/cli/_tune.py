@@ -27,7 +27,8 @@ from hone.cli._common import (
 from hone.core.errors import RestoreError
 from hone.core.paths import state_dir
 from hone.fleet.local import LocalWorkers
-from hone.report.tune_terminal import ablation_lines, budget_lines, ci_name, recommendation_kind, risk_lines
+from hone.report.base import ci_name
+from hone.report.tune_terminal import ablation_lines, budget_lines, recommendation_kind, risk_lines
 from hone.run.conflicts import check_conflicts
 from hone.tune import SAMPLERS, TrialOutcome, TuneEvents, TuneResult, TuneSettings, finished_trials, tune
 from hone.tune.confirm import keep_reason

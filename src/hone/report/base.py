@@ -151,7 +151,12 @@ def ci_label(data: dict[str, Any], row: dict[str, Any] | None = None) -> str:
     comparison looked more than once (``98.7% CI``), else 1 − alpha (``95% CI``)."""
     looks = (row or {}).get("looks") or []
     alpha = looks[-1]["alpha"] if looks else data["alpha"]
-    level = 100 * (1 - alpha)
+    return ci_name(1 - alpha)
+
+
+def ci_name(confidence: float | None) -> str:
+    """A CI's name by its level (a fraction; 0.95 when unknown): "95% CI", "97.5% CI"."""
+    level = 100 * (confidence if confidence is not None and math.isfinite(confidence) else 0.95)
     return f"{level:.0f}% CI" if abs(level - round(level)) < 0.05 else f"{level:.1f}% CI"
 
 

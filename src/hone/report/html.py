@@ -22,7 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from hone.core.errors import HoneError
 from hone.core.paths import default_storage_url
 from hone.report import formats
-from hone.report.tune_terminal import ci_name
+from hone.report.base import ci_name
 from hone.tune.storage import require_driver
 
 _CSS = """

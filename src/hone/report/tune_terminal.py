@@ -11,18 +11,13 @@ from rich.table import Table
 from rich.text import Text
 
 from hone.core.durations import format_duration
+from hone.report.base import ci_name
 
 
 def _num(v: Any) -> str:
     if not isinstance(v, int | float) or (isinstance(v, float) and not math.isfinite(v)):
         return "–"
     return f"{v:.4g}" if abs(v) < 1000 else f"{v:,.1f}"
-
-
-def ci_name(confidence: float | None) -> str:
-    """A CI's name by its level: "95% CI", or "97.5% CI" for the pooled confirmation's (α/2)."""
-    level = 100 * (confidence if confidence is not None and math.isfinite(confidence) else 0.95)
-    return f"{level:.0f}% CI" if abs(level - round(level)) < 0.05 else f"{level:.1f}% CI"
 
 
 def render(data: dict[str, Any]) -> Group:

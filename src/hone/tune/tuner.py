@@ -398,9 +398,9 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             runs.phase = "confirmation"
             if candidates and settings.confirm_rounds > 0:
                 ablation_arms = _ablation_arms(settings, loaded, candidates, baseline)
-                planned = runs.plan.confirm_rounds if pooled_rounds and runs.plan else pooled_rounds
-                arms, rounds = runs.confirmation(len(candidates) + 1,
-                                                 exact_rounds or planned or settings.confirm_rounds, ablation_arms)
+                # the plan's rounds: the paired, exact or pooled confirmation's (before any cut of the reserve's)
+                asked = runs.plan.confirm_rounds if runs.plan else settings.confirm_rounds
+                arms, rounds = runs.confirmation(len(candidates) + 1, asked, ablation_arms)
                 candidates = candidates[:max(0, arms - 1)]
             if candidates and settings.confirm_rounds > 0 and (exact_rounds or pooled_rounds):
                 mark = clock.elapsed()
@@ -530,11 +530,10 @@ def _begin_runs(runs: RunBudget, settings: TuneSettings, space: SearchSpace, war
         probe = RunBudget(settings.max_runs, share=settings.confirm_share)
         try:
             probe.begin(plan)
-            one = probe.confirm_arms == 2
+            pooled = probe.confirm_arms == 2
         except HoneError:
-            one = True  # not even the paired confirmation of one candidate fits
-        pooled = one
-        if one:  # the fewest rounds its test needs, one more (the paired test's power) when the share allows
+            pooled = True  # not even the paired confirmation of one candidate fits
+        if pooled:  # the fewest rounds its test needs, one more (the paired test's power) when the share allows
             fewest = rounds_for_alpha(repeats, POOLED_ALPHA)
             plan = dataclasses.replace(plan, confirm_arms=2, confirm_min=fewest,
                                        confirm_rounds=max(fewest, settings.pooled_rounds or fewest + 1))
