@@ -177,6 +177,22 @@ def test_a_baseline_that_drifted_up_is_not_pooled(workload: Path, hone) -> None:
     assert _runs(workload / "runs.log") == 3 + 5 + 4 * 2 + 6 * 2
 
 
+def test_a_drift_with_no_room_for_the_paired_test_judges_the_candidate_beside_its_own_rounds(  # type: ignore[no-untyped-def]
+        workload: Path, hone) -> None:
+    # the same 30% step, 60 runs and no trial cap: the paired test does not fit, but 4 rounds let the candidate's
+    # 4 runs be compared with the baseline's 4 beside them alone, which the step lifted alike
+    spec = write_workload(workload, mode="step", repeats=3, trials=60)
+    res = hone("tune", spec, "--max-runs", "60", "--no-ablation", "--json", workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    comparison = doc["confirmations"][0]["comparison"]
+    assert comparison["reason"] == "rank-sum test of 4 against 4 runs" and comparison["p_value"] == 2 / 70
+    assert doc["recommended"] is not None
+    assert any("(a drift): the candidate was judged against those 4 runs only (p < 0.05); the paired confirmation "
+               "(12 runs) does not fit in the 0 left" in c for c in doc["budget"]["cuts"]), doc["budget"]["cuts"]
+    assert _runs(workload / "runs.log") == 60
+
+
 def test_fixed_repeats_keep_every_trials_repeats_within_the_budget(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
     spec = write_workload(workload, repeats=3, trials=40)  # exact runs, but the user asked for the repeats
     res = hone("tune", spec, "--max-runs", "40", "--fixed-repeats", "--sampler", "random", "--study", "fixed",

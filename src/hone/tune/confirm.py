@@ -41,7 +41,7 @@ from hone.run.schedule import InterleavedResult, Variant
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 from hone.stats.paired import Goal, PairedComparison, min_rounds_for_alpha
-from hone.stats.ranksum import compare_runs_unpaired
+from hone.stats.ranksum import compare_runs_unpaired, min_p
 from hone.stats.summary import sample_cv
 from hone.tune.gp import HoneGPSampler
 from hone.tune.objective import Objective
@@ -232,16 +232,20 @@ def confirm_pooled(
     seed: int = 0,
     threshold: float = 0.01,
     on_run: Callable[[int, str, Measurement], None] | None = None,
-) -> tuple[Confirmation, bool]:
+    paired_fits: Callable[[], bool] = lambda: True,
+) -> tuple[Confirmation, str]:
     """The pooled confirmation (docs/decisions/0045-exact-confirmation.md, 0046-pooled-confirmation.md):
     ``rounds`` interleaved rounds of the baseline and ``candidate``, then the candidate's new runs
     against every baseline run — ``baseline_runs`` (measured before the search) and the new ones —
     in the exact rank-sum test (:mod:`hone.stats.ranksum`): at :data:`ALPHA` when the runs repeat
     exactly (``exact``), else at :data:`POOLED_ALPHA`. The search's run of the candidate is left
-    out: it was picked as the best, so it is biased upwards. Returns the confirmation and True;
-    or, when the baseline's runs show that the first runs and the new ones do not compare
-    (:func:`baseline_held`), the paired verdict of these few rounds and False — the caller goes
-    on to the paired confirmation if the runs left allow it."""
+    out: it was picked as the best, so it is biased upwards. Returns the confirmation and how it
+    was judged: ``"pooled"``; or, when the baseline's runs show that the first runs and the new
+    ones do not compare (:func:`baseline_held`), ``"paired"`` — these rounds' paired verdict, the
+    caller goes on to the paired confirmation — unless ``paired_fits()`` says the runs left do
+    not allow it: then ``"beside"``, the candidate's runs against the baseline's runs of the same
+    rounds only, at :data:`ALPHA` (a drift between the phases cannot favour either), when that
+    test can reach it (4 rounds or more)."""
     arms = {BASELINE: {}, candidate.name: candidate.config}
     settings = ExperimentSettings(rounds=rounds, warmup=warmup, seed=seed, threshold=threshold, alpha=ALPHA,
                                   estimator="auto")
@@ -252,11 +256,13 @@ def confirm_pooled(
     mine = [r for r in runs[candidate.name] if r.ok]
     figure, goal = objective_figure(objective, reference + mine)
     values = [objective.values(figures(r))[0] for r in mine] if objective.mode != "pareto" else []
+    how, alpha = "pooled", ALPHA if exact else POOLED_ALPHA
     if not baseline_held([figure(r) for r in before], [figure(r) for r in during], goal, exact=exact):
-        comparison, per_metric = compare_runs(objective, runs[BASELINE], runs[candidate.name], threshold=threshold,
-                                              seed=seed)
-        return Confirmation(candidate, comparison, means(mine), means(runs[BASELINE]), per_metric, values), False
-    alpha = ALPHA if exact else POOLED_ALPHA
+        if paired_fits() or min_p(len(during), len(mine)) >= ALPHA:
+            comparison, per_metric = compare_runs(objective, runs[BASELINE], runs[candidate.name],
+                                                  threshold=threshold, seed=seed)
+            return Confirmation(candidate, comparison, means(mine), means(runs[BASELINE]), per_metric, values), "paired"
+        how, alpha, reference = "beside", ALPHA, during
     unpaired = {"threshold": threshold, "alpha": alpha, "confidence": 1 - alpha}
     comparison = compare_runs_unpaired([figure(r) for r in reference], [figure(r) for r in mine], goal=goal,
                                        **unpaired)
@@ -265,7 +271,7 @@ def confirm_pooled(
                                       goal=_goal(str(m.goal or "maximize")), **unpaired)
         for m in objective.metrics
     }
-    return Confirmation(candidate, comparison, means(mine), means(reference), per_metric, values), True
+    return Confirmation(candidate, comparison, means(mine), means(reference), per_metric, values), how
 
 
 def baseline_held(before: list[float], during: list[float], goal: Goal, *, exact: bool) -> bool:

@@ -465,18 +465,26 @@ def _confirm_pooled(loaded: LoadedSpec, configurator: Configurator, objective: O
     one must follow: the baseline's runs showed they cannot be pooled and the runs left (if
     counted) allow it."""
     phase("confirm", f"confirming the best in {rounds} interleaved rounds with the baseline")
-    confirmation, held = confirm_pooled(loaded, configurator, objective, candidate,
-                                        stored_runs(baseline.get("runs", [])), rounds=rounds, exact=exact,
-                                        warmup=warmup, seed=seed, threshold=threshold,
-                                        on_run=_counted(runs, events.on_confirm_run))
-    if held:
-        return confirmation, False
     need = runs.plan.confirm_runs(MIN_ROUNDS, 2) if runs.plan else 0
-    left = runs.left()
+
+    def paired_fits() -> bool:
+        left = runs.left()
+        return left is None or left >= need
+
+    confirmation, how = confirm_pooled(loaded, configurator, objective, candidate,
+                                       stored_runs(baseline.get("runs", [])), rounds=rounds, exact=exact,
+                                       warmup=warmup, seed=seed, threshold=threshold,
+                                       on_run=_counted(runs, events.on_confirm_run), paired_fits=paired_fits)
+    if how == "pooled":
+        return confirmation, False
     drifted = (f"the baseline's runs no longer repeat within {100 * EXACT_CV:g}%" if exact else
                "the baseline's runs beside the candidate were all better than its runs before the search (a drift)")
-    if left is not None and left < need:
-        runs.cuts.append(f"{drifted} and the paired confirmation ({need} runs) does not fit in the {left} left")
+    if how == "beside":
+        runs.cuts.append(f"{drifted}: the candidate was judged against those {rounds} runs only (p < {ALPHA:g}); "
+                         f"the paired confirmation ({need} runs) does not fit in the {runs.left()} left")
+        return confirmation, False
+    if not paired_fits():
+        runs.cuts.append(f"{drifted} and the paired confirmation ({need} runs) does not fit in the {runs.left()} left")
         return confirmation, False
     phase("confirm", f"{drifted}: the paired confirmation instead")
     return confirmation, True
@@ -548,7 +556,8 @@ def _begin_runs(runs: RunBudget, settings: TuneSettings, space: SearchSpace, war
         k = runs.confirm_rounds
         phase("runs", f"the confirmation pools the baseline's runs: the best configuration's {k} new runs "
               f"against the baseline's {repeats} + {k} in a rank-sum test (p < {POOLED_ALPHA:g}); the paired "
-              f"one ({MIN_ROUNDS} rounds) instead if the baseline drifts and the runs left allow it")
+              f"one ({MIN_ROUNDS} rounds) instead if the baseline drifts and the runs left allow it, else the "
+              f"candidate's runs against the baseline's beside them only (p < {ALPHA:g})")
     return runs.confirm_rounds if pooled else 0
 
 
