@@ -53,7 +53,8 @@ example-readahead:
 
 test: setup
 	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/python -m pytest -q --durations=25 tests
+	$(VENV)/bin/python -m pytest -q -n 2 -m 'not exclusive' --durations=25 tests
+	$(VENV)/bin/python -m pytest -q -m exclusive tests
 
 # `make bench` runs the quick figures (~35 min); the others take longer or need root.
 bench: bench-stats bench-tuning

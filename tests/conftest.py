@@ -18,6 +18,33 @@ REPO = Path(__file__).resolve().parents[1]
 HONE_BIN = str(Path(sys.executable).with_name("hone"))
 
 
+# Tests that change the machine or share something machine-wide (kernel knobs, fixed ports, tracefs
+# and perf, loop devices, real servers and their clusters) form one scope, so `make test`'s two
+# xdist workers never run two of them at once; every other test file is a scope of its own.
+MACHINE = ("adapt", "build/test_pgo_prefork.py", "core", "diagnose", "examples", "knobs", "linking", "presets",
+           "run", "runtime", "tune/test_space_and_root.py", "tune/test_storage.py", "cli/test_export_verify.py",
+           "cli/test_process_cleanup.py", "report/formats/test_formats.py", "report/test_dashboard.py")
+
+
+def scope_of(nodeid: str) -> str:
+    """``machine`` for a test of the machine-wide group, else its file."""
+    rel = nodeid.split("::")[0].removeprefix("tests/")
+    return "machine" if any(rel == m or rel.startswith(m + "/") for m in MACHINE) else rel
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    # xdist's own grouping (--dist loadgroup) renames node ids, which pytest 9 no longer allows;
+    # its module scheduler with the scope above does the same
+    from xdist.scheduler import LoadScopeScheduling
+
+    class MachineScope(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return MachineScope(config, log)
+
+
 @pytest.fixture(autouse=True)
 def machine_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test is its own machine (HONE_MACHINE_DIR: the machine-wide lock and the list
@@ -54,7 +81,7 @@ def hone(state_dir: Path):  # type: ignore[no-untyped-def]
             text=True,
             timeout=timeout,
             cwd=cwd,
-            env={**os.environ, "HONE_STATE_DIR": str(state_dir), "COLUMNS": "200", **(env or {})},
+            env={**os.environ, "HONE_STATE_DIR": str(state_dir), "COLUMNS": "400", **(env or {})},
         )
         return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
@@ -133,3 +160,4 @@ def loop_fs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopFs]:
         yield LoopFs(device, root / "mnt" / "data", root)
     finally:
         subprocess.run([sys.executable, str(script), "teardown", str(root)], check=False, timeout=300)
+

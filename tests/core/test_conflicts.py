@@ -16,6 +16,9 @@ import pytest
 from hone.core.conflicts import BY_NAME, DAEMONS, detect_conflicts, match_process
 from hone.core.fingerprint import fingerprint
 
+# the pretend daemons are seen machine-wide: by every hone that runs meanwhile (`make test` runs these alone)
+pytestmark = pytest.mark.exclusive
+
 
 def test_an_executable_named_like_a_daemon_is_that_daemon() -> None:
     assert match_process("/usr/sbin/irqbalance", "irqbalance", ["/usr/sbin/irqbalance", "--foreground"]).name \

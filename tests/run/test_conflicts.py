@@ -15,6 +15,9 @@ from hone.core.conflicts import ConflictScan, detect_conflicts
 from hone.run.conflicts import conflict_lines, knob_idents
 from hone.spec import load_spec
 
+# the pretend daemons are seen machine-wide: by every hone that runs meanwhile (`make test` runs these alone)
+pytestmark = pytest.mark.exclusive
+
 
 @pytest.fixture
 def tuned(tmp_path: Path) -> Iterator[int]:

@@ -63,7 +63,7 @@ def test_kill_9_mid_run_then_rollback_restores_sysctl_sysfs_file_script(tmp_path
             set: [sh, -c, 'printf %s "$1" > "$0"', {script_file}, $value]
             values: [alpha, beta]
         """))
-    env = {**os.environ, "HONE_STATE_DIR": str(state_dir)}
+    env = {**os.environ, "HONE_STATE_DIR": str(state_dir), "COLUMNS": "400"}
     proc = subprocess.Popen(
         [HONE_BIN, "run", str(spec), "--set", f"vm.swappiness={new['swappiness']}",
          "--set", f"readahead={new['readahead']}", "--set", f"thp={new['thp']}",
