@@ -200,20 +200,17 @@ class CountedCommand:
             if not counts:
                 return None, f"cachegrind wrote no counts for {self.command[0]}"
             return float(sum(counts)), None
-        status = self.directory / "status"
-        code = int(status.read_text().strip() or 0) if status.exists() else 0
-        if code > 128 and code - 128 in {int(sig) for sig in signal.Signals}:
-            sig = signal.Signals(code - 128)
-            return None, f"{self.command[0]} was killed by signal {int(sig)} ({sig.name})"
+        exit_file = self.directory / "status"  # the shell's record of the command's exit status
+        code = int(exit_file.read_text().strip() or 0) if exit_file.exists() else 0
+        killed = next((sig for sig in signal.Signals if code == 128 + sig), None)
+        if killed is None and result.ok:
+            # perf stat exits 0 when the command dies of a signal; it says so (psignal) on stderr.
+            m = _PSIGNAL.match(result.stderr.rstrip().rsplit("\n", 1)[-1])
+            killed = next((sig for sig in signal.Signals if m and signal.strsignal(sig) == m.group(1)), None)
+        if killed is not None:
+            return None, f"{self.command[0]} was killed by signal {int(killed)} ({killed.name})"
         if not result.ok:
             return None, own.describe_failure()
-        # perf stat exits 0 when the command dies of a signal; it says so (psignal) on stderr.
-        last = result.stderr.rstrip().rsplit("\n", 1)[-1]
-        m = _PSIGNAL.match(last)
-        if m:
-            for sig in signal.Signals:
-                if signal.strsignal(sig) == m.group(1):
-                    return None, f"{self.command[0]} was killed by signal {int(sig)} ({sig.name})"
         out = self.directory / "perf.csv"
         value, status = _perf_value(out.read_text(errors="replace") if out.exists() else "", self.counter.event)
         if value is None:

@@ -479,12 +479,13 @@ def _confirm_pooled(loaded: LoadedSpec, configurator: Configurator, objective: O
         return confirmation, False
     drifted = (f"the baseline's runs no longer repeat within {100 * EXACT_CV:g}%" if exact else
                "the baseline's runs beside the candidate were all better than its runs before the search (a drift)")
+    no_room = f"the paired confirmation ({need} runs) does not fit in the {runs.left()} left"
     if how == "beside":
         runs.cuts.append(f"{drifted}: the candidate was judged against those {rounds} runs only (p < {ALPHA:g}); "
-                         f"the paired confirmation ({need} runs) does not fit in the {runs.left()} left")
+                         f"{no_room}")
         return confirmation, False
     if not paired_fits():
-        runs.cuts.append(f"{drifted} and the paired confirmation ({need} runs) does not fit in the {runs.left()} left")
+        runs.cuts.append(f"{drifted} and {no_room}")
         return confirmation, False
     phase("confirm", f"{drifted}: the paired confirmation instead")
     return confirmation, True
