@@ -50,7 +50,7 @@ def write_workload(tmp: Path, mode: str = "ok", trials: int = 5, extra_tune: str
         knobs:
           - {{name: level, kind: file, path: {tmp / 'app.conf'}, key: level, type: int, range: [0, 6]}}
           - {{name: x, kind: param, values: [1, 2, 3, 4, 5, 6, 7, 8], default: 1}}
-        tune: {{trials: {trials}, seed: 3, confirm: 6, top_k: 1{extra_tune}}}
+        tune: {{trials: {trials}, seed: 3, top_k: 1{extra_tune}}}
     """))
     return spec
 
@@ -94,7 +94,7 @@ def write_three_knobs(tmp: Path, mode: str, *, nap: float = 0.0, trials: int = 8
           - {{name: big, kind: param, values: [1, 2], default: 0}}
           - {{name: small, kind: file, path: {tmp / 'app.conf'}, key: small, values: [1, 2]}}
           - {{name: inert, kind: file, path: {tmp / 'app.conf'}, key: inert, values: [1, 2]}}
-        tune: {{trials: {trials}, seed: 3, confirm: 6, top_k: 1{tune}}}
+        tune: {{trials: {trials}, seed: 3, top_k: 1{tune}}}
     """))
     return spec
 

@@ -144,6 +144,27 @@ def test_under_a_small_budget_the_pooled_confirmation_takes_its_fewest_rounds(wo
         in res.out
 
 
+def test_confirmation_rounds_the_user_asked_for_hold_for_the_exact_and_pooled_confirmations(  # type: ignore[no-untyped-def]
+        workload: Path, hone) -> None:
+    # runs that repeat exactly: 2 rounds are enough for the rank-sum test, --confirm 4 asks for 4
+    spec = write_workload(workload, repeats=3)
+    res = hone("tune", spec, "--confirm", "4", "--no-ablation", "--study", "exact", "--json", workload / "e.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "e.json").read_text())
+    assert doc["confirmations"][0]["comparison"]["reason"] == "rank-sum test of 4 against 10 runs"
+    assert "in 4 rounds (a rank-sum test with the baseline's runs)" in res.out
+    # noisy runs under a budget: the pooled confirmation takes 4 rounds unless the spec says 5
+    (workload / "runs.log").unlink()
+    spec = write_workload(workload, mode="noisy", repeats=3, trials=60)
+    spec.write_text(spec.read_text().replace("top_k: 1", "top_k: 1, confirm: 5"))
+    res = hone("tune", spec, "--max-runs", "60", "--study", "pooled", "--json", workload / "p.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "p.json").read_text())
+    assert doc["budget"]["runs_planned"] == {"baseline": 3, "search": 47, "confirmation": 10, "ablation": 0}
+    assert doc["confirmations"][0]["comparison"]["reason"] == "rank-sum test of 5 against 8 runs"
+    assert _runs(workload / "runs.log") == sum(doc["budget"]["runs_spent"].values()) <= 60
+
+
 def test_runs_a_trial_cap_leaves_unspent_buy_the_rounds_the_reserve_cut(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
     spec = write_workload(workload, mode="noisy", repeats=3)  # trials: 5
     res = hone("tune", spec, "--max-runs", "30", "--no-ablation", "--json", workload / "r.json")

@@ -66,7 +66,8 @@ def _pct_vs_baseline(result_means: dict[str, float], baseline: dict[str, float],
 @click.option("--repeats", type=click.IntRange(min=1), default=None,
               help="Runs per configuration (default: benchmark.repeats).")
 @click.option("--confirm", "confirm_rounds", type=click.IntRange(min=0), default=None,
-              help="Interleaved confirmation rounds (default: tune.confirm, at least 6; 0 = skip).")
+              help="Interleaved confirmation rounds, at least (default: tune.confirm, else as few as the test "
+                   "needs: 6 paired, 2-4 when runs repeat exactly or pool with the baseline's; 0 = skip).")
 @click.option("--top-k", type=click.IntRange(min=1), default=None, help="Candidates to confirm (default: tune.top_k).")
 @click.option("--ablation/--no-ablation", default=None,
               help="Measure which of a winner's changes hold its gain and recommend the smallest diff that does "
@@ -134,6 +135,7 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
         storage=storage, study=study_name, resume=resume, apply_best=apply_best, pareto=pareto,
         random_starts=t.random_starts, repeats=repeats,
         confirm_rounds=t.confirm if confirm_rounds is None else confirm_rounds,
+        confirm_asked=confirm_rounds is not None or "confirm" in t.model_fields_set,
         top_k=t.top_k if top_k is None else top_k,
         workers=LocalWorkers(workers) if workers > 1 else None,
         ablation=t.ablation if ablation is None else ablation,

@@ -107,6 +107,7 @@ class TuneSettings:
     confirm_share: float = 0.2  # --max-runs: the confirmation's (and ablation's) reserve, at most this share
     pooled_confirm: bool = True  # --max-runs with room for one candidate: its runs against all the baseline's
     pooled_rounds: int | None = None  # its rounds; default: one more than the fewest its test needs, if they fit
+    confirm_asked: bool = False  # confirm_rounds given by the user: every confirmation runs at least that many
 
 
 class TrialWorkers(Protocol):
@@ -350,12 +351,13 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             if exact_runs(settings, noise, trial_runs):
                 # repeats decide nothing when runs repeat exactly: one run a trial, only the best confirmed
                 repeats, trial_runs, one_run, top_k, pooled_rounds = 1, 1, False, 1, 0
-                exact_rounds = rounds_for_alpha(len(baseline.get("runs", [])), ALPHA) if settings.exact_confirm else 0
+                fewest = rounds_for_alpha(len(baseline.get("runs", [])), ALPHA)
+                exact_rounds = max(fewest, _asked(settings)) if settings.exact_confirm else 0
                 phase("noise", f"the baseline's runs repeat within {100 * EXACT_CV:g}%: one run per trial, only"
                       " the best configuration confirmed"
                       + (f", in {exact_rounds} rounds (a rank-sum test with the baseline's runs)"
                          if exact_rounds else ""))
-                exact = {"confirm_rounds": exact_rounds, "confirm_min": exact_rounds} if exact_rounds else {}
+                exact = {"confirm_rounds": exact_rounds, "confirm_min": fewest} if exact_rounds else {}
                 if fresh:
                     exact["baseline"] = runs.spent["baseline"]
                 line = runs.replan(trial_first=warmup + 1,
@@ -519,6 +521,12 @@ def _plan(settings: TuneSettings, study: optuna.Study, space: SearchSpace, warmu
                 warmup_rounds=min(1, warmup), workers=settings.workers.count if settings.workers else 1, done=done)
 
 
+def _asked(settings: TuneSettings) -> int:
+    """The confirmation rounds the user asked for (``--confirm``, a written ``tune.confirm``), else 0:
+    the pooled and exact confirmations then run as few as their tests need."""
+    return settings.confirm_rounds if settings.confirm_asked else 0
+
+
 def _begin_runs(runs: RunBudget, settings: TuneSettings, space: SearchSpace, warmup: int, repeats: int,
                 one_run: bool, *, fresh: bool, done: int, phase: Callable[[str, str], None],
                 poolable: bool = False) -> int:
@@ -545,7 +553,8 @@ def _begin_runs(runs: RunBudget, settings: TuneSettings, space: SearchSpace, war
         if pooled:  # the fewest rounds its test needs, one more (the paired test's power) when the share allows
             fewest = rounds_for_alpha(repeats, POOLED_ALPHA)
             plan = dataclasses.replace(plan, confirm_arms=2, confirm_min=fewest,
-                                       confirm_rounds=max(fewest, settings.pooled_rounds or fewest + 1))
+                                       confirm_rounds=max(fewest, _asked(settings) or settings.pooled_rounds
+                                                          or fewest + 1))
     line = runs.begin(plan)
     if line:
         phase("runs", line)
