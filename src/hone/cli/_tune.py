@@ -66,8 +66,8 @@ def _pct_vs_baseline(result_means: dict[str, float], baseline: dict[str, float],
 @click.option("--repeats", type=click.IntRange(min=1), default=None,
               help="Runs per configuration (default: benchmark.repeats).")
 @click.option("--confirm", "confirm_rounds", type=click.IntRange(min=0), default=None,
-              help="Interleaved confirmation rounds, at least (default: tune.confirm, else as few as the test "
-                   "needs: 6 paired, 2-4 when runs repeat exactly or pool with the baseline's; 0 = skip).")
+              help="Interleaved confirmation rounds, at least (default: tune.confirm when written, else as few "
+                   "as the test needs: 6 paired, 2-4 when runs repeat exactly or pool with the baseline's; 0 = skip).")
 @click.option("--top-k", type=click.IntRange(min=1), default=None, help="Candidates to confirm (default: tune.top_k).")
 @click.option("--ablation/--no-ablation", default=None,
               help="Measure which of a winner's changes hold its gain and recommend the smallest diff that does "
