@@ -10,7 +10,7 @@ study storage (Optuna's in-memory storage instead of SQLite). The recommendation
 
 Settings (``hone:key=value,…`` on the runner's command line) are TuneSettings fields
 (``repeats``, ``confirm_rounds``, ``top_k``, ``ablation``, ``one_run``, ``sampler``,
-``pooled_confirm``, ``pooled_rounds`` …) or fields
+``pooled_confirm``, ``pooled_rounds``, ``random_starts`` …) or fields
 of hone's GP settings (``gp.NAME=value``, :class:`hone.tune.gp.GPSettings`), registered as a
 sampler of their own.
 """
@@ -86,7 +86,7 @@ def simulated(problem: Problem, seed: int, noise: float, runs: list[Config]) -> 
 
 
 SETTINGS = {"repeats", "confirm_rounds", "top_k", "ablation", "one_run", "sampler", "exact_aware",
-            "exact_confirm", "confirm_share", "pooled_confirm", "pooled_rounds"}
+            "exact_confirm", "confirm_share", "pooled_confirm", "pooled_rounds", "random_starts"}
 
 
 def run(problem: Problem, seed: int, budget: int, noise: float, settings: dict[str, Any] | None = None) -> Outcome:
@@ -121,7 +121,7 @@ def run(problem: Problem, seed: int, budget: int, noise: float, settings: dict[s
                           exact_confirm=bool(settings.get("exact_confirm", True)),
                           confirm_share=float(settings.get("confirm_share", 0.2)),
                           pooled_confirm=bool(settings.get("pooled_confirm", True)),
-                          pooled_rounds=settings.get("pooled_rounds"))
+                          pooled_rounds=settings.get("pooled_rounds"), random_starts=settings.get("random_starts"))
         variant = {"suite-gp": gp_factory(GPSettings(**gp_kwargs))} if gp_kwargs else {}
         with mock.patch.dict(os.environ, env), simulated(problem, seed, noise, runs), \
                 mock.patch.dict(SAMPLERS, variant):
