@@ -3,6 +3,7 @@
     python benchmarks/tuning/run.py                                  # what `make bench-tuning` runs
     python benchmarks/tuning/run.py --half development --engines hone 'hone:repeats=1' --seeds 5
     python benchmarks/tuning/run.py --report results.json            # re-render results.md only
+    python benchmarks/tuning/run.py --compare hone 'hone:gp.X=1' --report results.jsonl lab.jsonl
 
 Every session's row is appended to a cache (``--cache``, JSON lines) as it finishes, so an
 interrupted run resumes where it stopped and engines measured at different times share one
@@ -223,6 +224,49 @@ def noise_cost(c: dict[tuple[str, str, float, int], list[float]], probs: list[st
     return [*out, ""] if any_row else []
 
 
+# ----------------------------------------------------------------------------- a variant against hone
+
+def compare(rows: list[dict[str, Any]], split: dict[str, Any], base: str, variant: str) -> str:
+    """``variant`` against ``base`` on the seeds both have, per half, budget and noise: each problem's
+    medians and its paired differences over seeds (Wilcoxon signed-rank, two-sided), then the
+    problems' mean differences tested the same way. Why paired: on the rugged problems one session
+    moves a median of 10 seeds by 0.2 (docs/decisions/0050-0052), and counting the problems whose
+    median moved cannot tell a reshuffled search from a better one."""
+    from scipy.stats import wilcoxon
+
+    def p_value(d: list[float]) -> float:
+        return float(wilcoxon(d, zero_method="zsplit").pvalue) if any(abs(x) > 1e-12 for x in d) else 1.0
+
+    q: dict[tuple[str, str, int, float], dict[int, float]] = {}
+    for r in rows:
+        if r["engine"] in (base, variant):
+            q.setdefault((r["engine"], r["problem"], r["budget"], r["noise"]), {})[r["seed"]] = r["quality"]
+    out = [f"# {variant} against {base}", ""]
+    for half in ("development", "held-out"):
+        for budget in BUDGETS:
+            for noise in NOISES:
+                lines, means = [], []
+                for prob in split[half]:
+                    a, b = q.get((base, prob, budget, noise), {}), q.get((variant, prob, budget, noise), {})
+                    seeds = sorted(set(a) & set(b))
+                    if len(seeds) < MIN_SEEDS:
+                        continue
+                    d = [b[s] - a[s] for s in seeds]
+                    means.append(statistics.mean(d))
+                    ma, mb = statistics.median(a[s] for s in seeds), statistics.median(b[s] for s in seeds)
+                    lines.append(f"| {prob} | {len(seeds)} | {ma:.3f} | {mb:.3f} | {means[-1]:+.3f} "
+                                 f"| {p_value(d):.3f} |")
+                if not lines:
+                    continue
+                out += [f"## {half}, {budget} runs, noise {noise:.0%}", "",
+                        "| problem | seeds | median (base) | median (variant) | mean paired difference | p |",
+                        "|---|---|---|---|---|---|", *lines, "",
+                        f"Over {len(means)} problems: mean difference {statistics.mean(means):+.3f}, "
+                        f"{sum(m > 0 for m in means)} up and {sum(m < 0 for m in means)} down, "
+                        f"p = {p_value(means):.3f} (signed-rank test of the problems' mean differences).", ""]
+    return "\n".join(out)
+
+
 # ----------------------------------------------------------------------------- main
 
 def main() -> None:
@@ -238,6 +282,8 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=HERE / "results.jsonl")
     ap.add_argument("--out", type=Path, default=HERE / "results.md")
     ap.add_argument("--report", nargs="*", type=Path, help="only re-render --out from these caches")
+    ap.add_argument("--compare", nargs=2, metavar=("BASE", "VARIANT"),
+                    help="paired comparison of two engines on the --report caches (default --cache)")
     ap.add_argument("--make-split", action="store_true", help="split the problems once (refused if split.json exists)")
     args = ap.parse_args()
 
@@ -252,6 +298,10 @@ def main() -> None:
         print(SPLIT.read_text())
         return
     split = load_split()
+    if args.compare:
+        rows = [r for p in (args.report or [args.cache]) for r in read_cache(p)]
+        print(compare(rows, split, *args.compare))
+        return
     if args.report is not None:
         rows = [r for p in (args.report or [args.cache]) for r in read_cache(p)]
         args.out.write_text(report(rows, split))
