@@ -160,4 +160,3 @@ def loop_fs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopFs]:
         yield LoopFs(device, root / "mnt" / "data", root)
     finally:
         subprocess.run([sys.executable, str(script), "teardown", str(root)], check=False, timeout=300)
-

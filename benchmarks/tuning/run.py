@@ -298,12 +298,11 @@ def main() -> None:
         print(SPLIT.read_text())
         return
     split = load_split()
-    if args.compare:
+    if args.compare or args.report is not None:
         rows = [r for p in (args.report or [args.cache]) for r in read_cache(p)]
-        print(compare(rows, split, *args.compare))
-        return
-    if args.report is not None:
-        rows = [r for p in (args.report or [args.cache]) for r in read_cache(p)]
+        if args.compare:
+            print(compare(rows, split, *args.compare))
+            return
         args.out.write_text(report(rows, split))
         print(args.out.read_text())
         return
