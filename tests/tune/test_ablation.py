@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import optuna
+
 from tests.tune.conftest import write_three_knobs as write_spec
 
 
@@ -39,6 +41,9 @@ def test_a_change_without_measurable_effect_is_dropped_and_the_minimal_configura
     assert "kept     small: 0 → 2  +3.00% [+3.00%, +3.00%]" in res.out
     assert "dropped  inert: 0 → " in res.out and "no measurable effect" in res.out
     assert "id=ablation" in (tmp_path / "r.html").read_text()
+    # starting values outside the searched ones: the baseline cannot be a row of the GP's model
+    study = optuna.load_study(study_name=doc["study"], storage=doc["storage"])
+    assert study.user_attrs["hone_baseline_point"] is None
     shown = hone("report", tmp_path / "r.json")  # re-rendered from the result alone
     assert "dropped  inert" in shown.out and "minimal change" in shown.out
     assert hone("rollback").code == 0

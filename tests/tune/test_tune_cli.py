@@ -86,6 +86,8 @@ def test_tune_finds_confirmed_winner_and_restores_every_knob(workload, hone, sta
     run = t.user_attrs["runs"][0]
     assert {"wall_s", "cpu_s", "returncode", "metrics"} <= set(run)
     assert "kernel" in t.user_attrs["fingerprint"]
+    # the baseline (level 1 in app.conf, x at its default 1: index 0) is the GP's first observation
+    assert study.user_attrs["hone_baseline_point"] == {"params": {"level": 1, "x": 0}, "value": 93.0}
 
 
 def test_failing_trials_are_recorded_and_the_study_goes_on(workload, hone):

@@ -36,7 +36,7 @@ from hone.run.configure import Configurator
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 from hone.stats.summary import sample_cv
-from hone.tune.gp import ATTR_NOISE_CV
+from hone.tune.gp import ATTR_BASELINE_POINT, ATTR_NOISE_CV
 from hone.tune.objective import Objective
 from hone.tune.space import SearchSpace
 from hone.tune.storage import mask_url, scrub
@@ -241,6 +241,35 @@ def record_trial_noise(study: optuna.Study, baseline: dict[str, Any], objective:
     value = cv / math.sqrt(per_trial) if repeats > 1 and cv is not None else None
     study.set_user_attr(ATTR_NOISE_CV, value)
     return value
+
+
+def record_baseline_point(study: optuna.Study, baseline: dict[str, Any], objective: Objective,
+                          space: SearchSpace) -> bool:
+    """Store the baseline as an observation for hone's GP sampler
+    (:data:`hone.tune.gp.ATTR_BASELINE_POINT`: its Optuna params and objective value), once.
+
+    Only for one objective, a feasible baseline, and current values every searched knob's domain
+    holds (a value outside a range or a list cannot be a row of the model). True when stored."""
+    if ATTR_BASELINE_POINT in study.user_attrs:
+        return bool(study.user_attrs[ATTR_BASELINE_POINT])
+    point: dict[str, Any] | None = None
+    config, means = baseline.get("config", {}), baseline.get("means", {})
+    values = objective.values(means) if all(m.name in means for m in objective.metrics) else []
+    if len(values) == 1 and math.isfinite(values[0]) and all(c <= 0 for c in objective.constraints(means)):
+        params: dict[str, Any] = {}
+        for d in space.dimensions:
+            try:
+                raw = d.encode(d.knob.coerce(config[d.name]))
+                ok = d.distribution._contains(d.distribution.to_internal_repr(raw))
+            except (KeyError, TypeError, ValueError):
+                ok = False
+            if not ok:
+                break
+            params[d.name] = raw
+        else:
+            point = {"params": params, "value": float(values[0])}
+    study.set_user_attr(ATTR_BASELINE_POINT, point)
+    return point is not None
 
 
 def run_trials(

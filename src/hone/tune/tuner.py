@@ -63,6 +63,7 @@ from hone.tune.study import (
     extend_baseline,
     finished_trials,
     open_study,
+    record_baseline_point,
     record_trial_noise,
     recover_interrupted,
     run_trials,
@@ -344,6 +345,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 baseline = extend_baseline(study, loaded, configurator, baseline,
                                            runs=EXACT_BASELINE_RUNS - known, on_run=runs.count)
             noise = record_trial_noise(study, baseline, objective, repeats, trial_runs)
+            record_baseline_point(study, baseline, objective, space)
             if noise is not None and isinstance(sampler, HoneGPSampler) and sampler.noisy(study):
                 phase("noise", f"~{100 * noise:.1f}% per trial (baseline CV/√{trial_runs}): the GP weighs it")
             top_k = settings.top_k

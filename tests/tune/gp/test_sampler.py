@@ -14,6 +14,7 @@ from optuna.trial import TrialState, create_trial
 from hone.spec.models import Metric
 from hone.tune.confirm import pick_candidates
 from hone.tune.gp import (
+    ATTR_BASELINE_POINT,
     ATTR_NOISE_CV,
     GPSettings,
     HoneGPSampler,
@@ -326,9 +327,9 @@ def test_thompson_samples_model_the_ranks_and_ei_log_y(monkeypatch):
     seen_y: list[tuple[bool, np.ndarray]] = []
     original = HoneGPSampler._ei_argmax
 
-    def spy(self, cols, data, rng, seen, n_done, thompson=False):  # type: ignore[no-untyped-def]
+    def spy(self, cols, data, rng, seen, n_done, thompson=False, start=None):  # type: ignore[no-untyped-def]
         seen_y.append((thompson, data[1][:n_done].copy()))
-        return original(self, cols, data, rng, seen, n_done, thompson=thompson)
+        return original(self, cols, data, rng, seen, n_done, thompson=thompson, start=start)
 
     monkeypatch.setattr(HoneGPSampler, "_ei_argmax", spy)
     study = _noisy_bowl_study(2, 0.05)
@@ -565,3 +566,45 @@ def test_failed_trials_enter_the_model_beyond_the_worst_value():
     assert n_done == 3 and len(y) == 4 and levels[-1][0] == 9 and y[-1] > y[:3].max()
     off = HoneGPSampler(seed=0, failed_as_worst=False)
     assert len(off._observations(study, study.trials, cols, with_running=False)[1]) == 3
+
+
+SIX = {f"k{i}": IntDistribution(0, 20) for i in range(6)}  # 21⁶ configurations: too many to enumerate
+
+
+def _centre_bowl(p: dict) -> float:
+    return 1.0 + sum((v - 10) ** 2 for v in p.values())
+
+
+def _after_starts(observed: bool, seed: int) -> optuna.Study:
+    """Five Latin-hypercube starts around a baseline at the centre of a bowl, then 6 suggestions."""
+    study = optuna.create_study(sampler=HoneGPSampler(seed=seed, baseline_observed=observed))
+    study.set_user_attr(ATTR_BASELINE_POINT, {"params": {k: 10 for k in SIX}, "value": 1.0})
+    for _ in range(11):
+        t = study.ask(SIX)
+        study.tell(t, _centre_bowl(t.params))
+    return study
+
+
+def test_the_measured_baseline_is_the_models_first_observation_and_never_suggested():
+    study = _after_starts(True, 0)
+    cols = columns(SIX)
+    levels, y, n_done = study.sampler._observations(
+        study, study.trials, cols, with_running=False, base=study.sampler._baseline_point(study, cols))
+    assert n_done == 12 and levels[0].tolist() == [10.0] * 6 and y[0] == y.min()
+    assert all(t.params != {k: 10 for k in SIX} for t in study.trials)
+    # no attribute (another tuner's study), or the setting off: trials only
+    off = HoneGPSampler(seed=0, baseline_observed=False)
+    assert off._baseline_point(study, cols) is None
+
+
+def test_the_search_starts_from_a_baseline_better_than_its_random_starts():
+    # every start is far worse than the baseline at the centre: observed, it draws the next
+    # suggestions towards it; unobserved, the search knows only the starts
+    def best_suggested(observed: bool) -> float:
+        total = 0.0
+        for seed in range(4):
+            trials = sorted(_after_starts(observed, seed).trials, key=lambda t: t.number)[5:]
+            total += min(_centre_bowl(t.params) for t in trials)
+        return total
+
+    assert best_suggested(True) < 0.5 * best_suggested(False)

@@ -34,6 +34,7 @@ from hone.tune.gp.settings import GPSettings
 
 ConstraintsFunc = Callable[[FrozenTrial], Sequence[float]]
 ATTR_NOISE_CV = "hone_noise_cv"  # study attr: relative sd of one trial's objective value (hone tune sets it)
+ATTR_BASELINE_POINT = "hone_baseline_point"  # study attr: {"params", "value"} of the measured baseline, or None
 
 
 class HoneGPSampler(BaseSampler):
@@ -89,8 +90,11 @@ class HoneGPSampler(BaseSampler):
         cols = columns(search_space)
         rng = np.random.default_rng([self._seed & 0xFFFFFFFF, trial.number, 0x6B0])
         trials = study.get_trials(deepcopy=False)
-        obs = self._observations(study, trials, cols, with_running=True, exclude=trial.number)
+        base = self._baseline_point(study, cols)
+        obs = self._observations(study, trials, cols, with_running=True, exclude=trial.number, base=base)
         seen = {tuple(row) for row in _levels_of(trials, cols, exclude=trial.number)}
+        if base is not None:
+            seen.add(tuple(c.to_level(base[0][c.name]) for c in cols))
         self._failed = {tuple(row) for row in _levels_of(
             [t for t in trials if t.state == TrialState.FAIL and not t.user_attrs.get(ATTR_INTERRUPTED)], cols)}
         if trial.number < self._n_startup or obs is None or len(obs[1]) < 2:
@@ -107,8 +111,9 @@ class HoneGPSampler(BaseSampler):
         thompson = bool(s.thompson_share) and bool(rng.random() < s.thompson_share)
         if thompson and s.thompson_warp != s.warp:  # the Thompson half has an output model of its own
             obs = self._observations(study, trials, cols, with_running=True, exclude=trial.number,
-                                     warp=s.thompson_warp)
-        levels = self._ei_argmax(cols, obs[:2], rng, seen, n_done=obs[2], thompson=thompson)
+                                     warp=s.thompson_warp, base=base)
+        levels = self._ei_argmax(cols, obs[:2], rng, seen, n_done=obs[2], thompson=thompson,
+                                 start=self._n_startup + (base is not None))
         return to_params(cols, levels)
 
     def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
@@ -185,13 +190,28 @@ class HoneGPSampler(BaseSampler):
     def _feasible(self, t: FrozenTrial) -> bool:
         return self._constraints_func is None or all(c <= 0 for c in self._constraints_func(t))
 
+    def _baseline_point(self, study: optuna.Study, cols: list[Column]) -> tuple[dict[str, Any], float] | None:
+        """The measured baseline (:data:`ATTR_BASELINE_POINT`) as an observation, when
+        ``baseline_observed`` and it has every column's knob; else None."""
+        point = study.user_attrs.get(ATTR_BASELINE_POINT) if self.settings.baseline_observed else None
+        if not point or any(c.name not in point["params"] for c in cols):
+            return None
+        return dict(point["params"]), float(point["value"])
+
     def _observations(self, study: optuna.Study, trials: list[FrozenTrial], cols: list[Column], *,
-                      with_running: bool, exclude: int = -1,
-                      warp: str | None = None) -> tuple[np.ndarray, np.ndarray, int] | None:
+                      with_running: bool, exclude: int = -1, warp: str | None = None,
+                      base: tuple[dict[str, Any], float] | None = None) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """The model's data (:func:`observations`); ``base``, the measured baseline, is the first
+        row — an observation from before the first trial (the trust region's history starts there)."""
         sign = 1.0 if study.direction == StudyDirection.MINIMIZE else -1.0
-        return observations(trials, cols, sign=sign, warp=self.settings.warp if warp is None else warp,
-                            feasible=self._feasible, with_running=with_running, exclude=exclude,
-                            failed_as_worst=self.settings.failed_as_worst)
+        obs = observations(trials, cols, sign=sign, warp=self.settings.warp if warp is None else warp,
+                           feasible=self._feasible, with_running=with_running, exclude=exclude,
+                           failed_as_worst=self.settings.failed_as_worst, extra=[base] if base else ())
+        if obs is None or base is None:
+            return obs
+        levels, y, n_done = obs
+        order = np.r_[n_done - 1, np.arange(n_done - 1), np.arange(n_done, len(y))]
+        return levels[order], y[order], n_done
 
     def _probe_turn(self, study: optuna.Study, number: int, cols: list[Column], n_done: int) -> bool:
         """Is trial ``number`` a line probe's turn? Under noise, in spaces too large to enumerate,
@@ -208,10 +228,11 @@ class HoneGPSampler(BaseSampler):
         return cand.line_probe(gp, cols, levels, incumbent, seen, self.settings)
 
     def _ei_argmax(self, cols: list[Column], data: Data, rng: np.random.Generator,
-                   seen: set[tuple[float, ...]], n_done: int, thompson: bool = False) -> list[float]:
+                   seen: set[tuple[float, ...]], n_done: int, thompson: bool = False,
+                   start: int | None = None) -> list[float]:
         """The candidate with the largest log EI (``thompson``: the smallest value of one joint
         posterior sample); ``data``'s first ``n_done`` rows are completed trials in trial order
-        (the trust region's history)."""
+        (the trust region's history; its first ``start`` rows are the starts)."""
         s = self.settings
         gp = self.model.fit(cols, data)
         levels = data[0]
@@ -233,7 +254,8 @@ class HoneGPSampler(BaseSampler):
             return cand.remeasure(cands, self._failed, rng)  # every point measured: re-measure one
         top = levels[np.argsort(mu_obs)[:5]]
         # drawn before the random points: this order fixes the seeded stream, so suggestions repeat
-        local = cand.trust_region_points(cols, levels[:n_done], data[1][:n_done], self._n_startup, rng, s) \
+        local = cand.trust_region_points(cols, levels[:n_done], data[1][:n_done],
+                                         self._n_startup if start is None else start, rng, s) \
             if s.trust_region else np.empty((0, len(cols)))
         cands = np.vstack([random_levels(cols, rng, s.random_candidates), local, cand.neighbours(cols, top)])
         if thompson:
