@@ -66,3 +66,32 @@ def test_sysctl_knob_is_back_after_tune(hone, tmp_path, monkeypatch):
 
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def test_the_baseline_becomes_the_models_observation_only_when_it_can_be_one():
+    import optuna
+
+    from hone.tune.gp import ATTR_BASELINE_POINT
+    from hone.tune.study import record_baseline_point
+
+    space = SearchSpace([
+        ParamKnobSpec(name="page", kind="param", values=[65536, 1024, 4096]),
+        ParamKnobSpec(name="n", kind="param", type="int", range=[0, 100], step=5),
+    ])
+    ops = Metric(name="ops", extract={"regex": "o: (\\d+)"}, goal="maximize")
+    lat = Metric(name="lat", extract={"regex": "l: (\\d+)"}, goal="minimize", weight=0, constraint="<= 5")
+    obj = build_objective([ops, lat], baseline={"ops": 100.0, "lat": 3.0})
+
+    def stored(config: dict, means: dict) -> object:
+        study = optuna.create_study(direction="maximize")
+        record_baseline_point(study, {"config": config, "means": means}, obj, space)
+        return study.user_attrs[ATTR_BASELINE_POINT]
+
+    good = {"ops": 100.0, "lat": 3.0}
+    # current values as the machine reports them (text): the ordinal list's index, the int itself
+    assert stored({"page": "4096", "n": "35"}, good) == {"params": {"page": 1, "n": 35}, "value": 100.0}
+    assert stored({"page": 4096, "n": 37}, good) is None  # off the step grid
+    assert stored({"page": 8192, "n": 35}, good) is None  # not in the list
+    assert stored({"page": 4096}, good) is None  # a current value unknown
+    assert stored({"page": 4096, "n": 35}, {"ops": 100.0, "lat": 9.0}) is None  # infeasible
+    assert stored({"page": 4096, "n": 35}, {"ops": 100.0}) is None  # a constrained metric unmeasured

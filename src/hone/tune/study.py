@@ -254,12 +254,15 @@ def record_baseline_point(study: optuna.Study, baseline: dict[str, Any], objecti
         return bool(study.user_attrs[ATTR_BASELINE_POINT])
     point: dict[str, Any] | None = None
     config, means = baseline.get("config", {}), baseline.get("means", {})
-    values = objective.values(means) if all(m.name in means for m in objective.metrics) else []
+    measured = all(m.name in means for m in [*objective.metrics, *objective.constrained])
+    values = objective.values(means) if measured else []
     if len(values) == 1 and math.isfinite(values[0]) and all(c <= 0 for c in objective.constraints(means)):
         params: dict[str, Any] = {}
         for d in space.dimensions:
             try:
                 raw = d.encode(d.knob.coerce(config[d.name]))
+                # coerce checked the knob's domain; the distribution's own check also catches a
+                # value off its step grid (Optuna's version is pinned: _contains stays)
                 ok = d.distribution._contains(d.distribution.to_internal_repr(raw))
             except (KeyError, TypeError, ValueError):
                 ok = False
