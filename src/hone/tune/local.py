@@ -37,6 +37,8 @@ from optuna.samplers import BaseSampler
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
+from hone.tune.space import holds
+
 ConstraintsFunc = Callable[[FrozenTrial], Sequence[float]]
 
 
@@ -203,19 +205,15 @@ class LocalRefineSampler(BaseSampler):
         plan = self._plan(study, trial)
         if plan is None:
             return self._inner.sample_relative(study, trial, search_space)
-        return {k: v for k, v in plan.items() if k in search_space
-                and search_space[k]._contains(search_space[k].to_internal_repr(v))}
+        return {k: v for k, v in plan.items() if k in search_space and holds(search_space[k], v)}
 
     def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
                            param_distribution: BaseDistribution) -> Any:
         plan = self._plan(study, trial)
         if plan is not None and param_name in plan:
             value = plan[param_name]
-            try:
-                if param_distribution._contains(param_distribution.to_internal_repr(value)):
-                    return value
-            except (ValueError, TypeError):
-                pass
+            if holds(param_distribution, value):
+                return value
         return self._inner.sample_independent(study, trial, param_name, param_distribution)
 
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:

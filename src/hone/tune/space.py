@@ -26,6 +26,15 @@ from hone.core.errors import HoneError
 from hone.spec.models import KnobBase, Scalar
 
 
+def holds(dist: BaseDistribution, value: Any) -> bool:
+    """Is Optuna param ``value`` inside ``dist`` (its range, step grid or choices)? False for a
+    value of another type. Optuna's own check; its version is pinned, so the private name stays."""
+    try:
+        return bool(dist._contains(dist.to_internal_repr(value)))
+    except (TypeError, ValueError):
+        return False
+
+
 @dataclass(frozen=True)
 class KnobDimension:
     """One searched knob: its model and the Optuna distribution standing for it."""
@@ -116,6 +125,20 @@ class SearchSpace:
     def encode(self, values: dict[str, Scalar]) -> dict[str, Any]:
         """Optuna params for knob values (knobs not searched are left out)."""
         return {d.name: d.encode(values[d.name]) for d in self.dimensions if d.name in values}
+
+    def params_of(self, values: dict[str, Any]) -> dict[str, Any] | None:
+        """Optuna params for knob values as the machine reports them (text or typed), or None
+        when a searched knob's value is missing or outside its domain."""
+        out: dict[str, Any] = {}
+        for d in self.dimensions:
+            try:
+                raw = d.encode(d.knob.coerce(values[d.name]))
+            except (KeyError, TypeError, ValueError):
+                return None
+            if not holds(d.distribution, raw):  # coerce checked the knob; this also checks the step grid
+                return None
+            out[d.name] = raw
+        return out
 
     def size(self) -> float:
         """Number of distinct configurations (inf when a float range is continuous)."""

@@ -244,35 +244,22 @@ def record_trial_noise(study: optuna.Study, baseline: dict[str, Any], objective:
 
 
 def record_baseline_point(study: optuna.Study, baseline: dict[str, Any], objective: Objective,
-                          space: SearchSpace) -> bool:
+                          space: SearchSpace) -> None:
     """Store the baseline as an observation for hone's GP sampler
     (:data:`hone.tune.gp.ATTR_BASELINE_POINT`: its Optuna params and objective value), once.
 
     Only for one objective, a feasible baseline, and current values every searched knob's domain
-    holds (a value outside a range or a list cannot be a row of the model). True when stored."""
+    holds (a value outside a range or a list cannot be a row of the model); else None is stored."""
     if ATTR_BASELINE_POINT in study.user_attrs:
-        return bool(study.user_attrs[ATTR_BASELINE_POINT])
+        return
     point: dict[str, Any] | None = None
     config, means = baseline.get("config", {}), baseline.get("means", {})
     measured = all(m.name in means for m in [*objective.metrics, *objective.constrained])
     values = objective.values(means) if measured else []
     if len(values) == 1 and math.isfinite(values[0]) and all(c <= 0 for c in objective.constraints(means)):
-        params: dict[str, Any] = {}
-        for d in space.dimensions:
-            try:
-                raw = d.encode(d.knob.coerce(config[d.name]))
-                # coerce checked the knob's domain; the distribution's own check also catches a
-                # value off its step grid (Optuna's version is pinned: _contains stays)
-                ok = d.distribution._contains(d.distribution.to_internal_repr(raw))
-            except (KeyError, TypeError, ValueError):
-                ok = False
-            if not ok:
-                break
-            params[d.name] = raw
-        else:
-            point = {"params": params, "value": float(values[0])}
+        params = space.params_of(config)
+        point = None if params is None else {"params": params, "value": float(values[0])}
     study.set_user_attr(ATTR_BASELINE_POINT, point)
-    return point is not None
 
 
 def run_trials(

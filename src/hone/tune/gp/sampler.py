@@ -228,8 +228,8 @@ class HoneGPSampler(BaseSampler):
         return cand.line_probe(gp, cols, levels, incumbent, seen, self.settings)
 
     def _ei_argmax(self, cols: list[Column], data: Data, rng: np.random.Generator,
-                   seen: set[tuple[float, ...]], n_done: int, thompson: bool = False,
-                   start: int | None = None) -> list[float]:
+                   seen: set[tuple[float, ...]], n_done: int, thompson: bool = False, *,
+                   start: int) -> list[float]:
         """The candidate with the largest log EI (``thompson``: the smallest value of one joint
         posterior sample); ``data``'s first ``n_done`` rows are completed trials in trial order
         (the trust region's history; its first ``start`` rows are the starts)."""
@@ -255,7 +255,7 @@ class HoneGPSampler(BaseSampler):
         top = levels[np.argsort(mu_obs)[:5]]
         # drawn before the random points: this order fixes the seeded stream, so suggestions repeat
         local = cand.trust_region_points(cols, levels[:n_done], data[1][:n_done],
-                                         self._n_startup if start is None else start, rng, s) \
+                                         start, rng, s) \
             if s.trust_region else np.empty((0, len(cols)))
         cands = np.vstack([random_levels(cols, rng, s.random_candidates), local, cand.neighbours(cols, top)])
         if thompson:
