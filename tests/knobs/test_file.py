@@ -291,3 +291,25 @@ def test_an_include_loop_is_an_error_and_a_missing_include_is_skipped(tmp_path: 
     b.write_text("work_mem = 1MB\n")
     assert locate(LocalFiles(), str(a), "conf", "work_mem") == (str(b), "work_mem")
     assert locate(LocalFiles(), str(a), "conf", "max_connections") == (str(a), "max_connections")
+
+
+def test_an_absent_key_reads_as_its_built_in_default_and_the_file_is_left_alone(tmp_path: Path) -> None:
+    from hone.run.configure import Configurator
+    from hone.spec.loader import load_spec
+
+    conf = tmp_path / "postgresql.conf"
+    conf.write_text("#commit_delay = 0\t\t# range 0-100000\nshared_buffers = 128MB\n")
+    spec = tmp_path / "hone.yaml"
+    spec.write_text(textwrap.dedent(f"""\
+        benchmark: {{command: [sh, -c, 'echo score: 1']}}
+        knobs:
+          - {{name: commit_delay, kind: file, path: {conf}, key: commit_delay, values: [0, 100, 1000], absent: 0}}
+          - {{name: wal_buffers, kind: file, path: {conf}, key: wal_buffers, values: ['-1', 16MB]}}
+          - {{name: shared_buffers, kind: file, path: {conf}, key: shared_buffers, values: [16MB, 128MB],
+              absent: 16MB}}
+        """))
+    before = conf.read_bytes()
+    current = Configurator(load_spec(spec)).current_values()
+    # absent: the built-in default; without `absent` unknown; a key in the file: what it says
+    assert current == {"commit_delay": 0, "wal_buffers": None, "shared_buffers": "128MB"}
+    assert conf.read_bytes() == before

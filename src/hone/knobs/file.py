@@ -26,7 +26,7 @@ from hone.knobs._errors import ConfigError
 from hone.knobs._files import TEMP_PREFIX, Files, LocalFiles, Removable
 from hone.knobs._includes import locate
 from hone.knobs.base import KnobDriver
-from hone.spec.models import to_argv
+from hone.spec.models import Scalar, to_argv
 
 __all__ = ["TEMP_PREFIX", "FileDriver"]
 
@@ -126,6 +126,16 @@ class FileDriver(KnobDriver):
 
     def read(self) -> str | None:
         return self._get(self._text())
+
+    def current_value(self) -> Scalar | None:
+        """The key's value; while it is not in the file, the spec's ``absent`` (the built-in default)."""
+        absent = self.model.absent  # type: ignore[attr-defined]
+        if absent is None or self.read() is not None:
+            return super().current_value()
+        try:
+            return self.model.coerce(absent)
+        except ValueError:
+            return absent
 
     def write(self, text: str) -> None:
         self.files.write(str(self.target()[0]), self._set(self._text(), text).encode(), None, None)

@@ -538,6 +538,9 @@ class FileKnobSpec(KnobBase):
     #: the spec's service (once per configuration, however many knobs asked for it).
     restart: Argv | None = None
     restart_timeout: float = Field(120.0, gt=0, le=MAX_TIMEOUT_S)
+    #: The value in effect while the key is not in the file (the program's built-in default,
+    #: e.g. a commented-out postgresql.conf key): the baseline's value of this knob then.
+    absent: Scalar | None = None
 
     @field_validator("restart", mode="before")
     @classmethod
