@@ -88,6 +88,8 @@ def test_tune_finds_confirmed_winner_and_restores_every_knob(workload, hone, sta
     assert "kernel" in t.user_attrs["fingerprint"]
     # the baseline (level 1 in app.conf, x at its default 1: index 0) is the GP's first observation
     assert study.user_attrs["hone_baseline_point"] == {"params": {"level": 1, "x": 0}, "value": 93.0}
+    # ... and the space is stored: trial 0 is a start of the GP's, not a random draw
+    assert set(study.user_attrs["hone_space"]) == {"level", "x"}
 
 
 def test_failing_trials_are_recorded_and_the_study_goes_on(workload, hone):

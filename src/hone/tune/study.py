@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import optuna
+from optuna.distributions import distribution_to_json
 from optuna.trial import FrozenTrial, TrialState
 
 from hone.core.errors import BenchmarkError, HoneError
@@ -36,7 +37,7 @@ from hone.run.configure import Configurator
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 from hone.stats.summary import sample_cv
-from hone.tune.gp import ATTR_BASELINE_POINT, ATTR_NOISE_CV
+from hone.tune.gp import ATTR_BASELINE_POINT, ATTR_NOISE_CV, ATTR_SPACE
 from hone.tune.objective import Objective
 from hone.tune.space import SearchSpace
 from hone.tune.storage import mask_url, scrub
@@ -260,6 +261,13 @@ def record_baseline_point(study: optuna.Study, baseline: dict[str, Any], objecti
         params = space.params_of(config)
         point = None if params is None else {"params": params, "value": float(values[0])}
     study.set_user_attr(ATTR_BASELINE_POINT, point)
+
+
+def record_space(study: optuna.Study, space: SearchSpace) -> None:
+    """Store the searched knobs' distributions (:data:`hone.tune.gp.ATTR_SPACE`), once: before
+    the first trial completes, hone's GP sampler knows the space from them."""
+    if ATTR_SPACE not in study.user_attrs:
+        study.set_user_attr(ATTR_SPACE, {n: distribution_to_json(d) for n, d in space.distributions.items()})
 
 
 def run_trials(

@@ -64,6 +64,7 @@ from hone.tune.study import (
     finished_trials,
     open_study,
     record_baseline_point,
+    record_space,
     record_trial_noise,
     recover_interrupted,
     run_trials,
@@ -346,6 +347,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                                            runs=EXACT_BASELINE_RUNS - known, on_run=runs.count)
             noise = record_trial_noise(study, baseline, objective, repeats, trial_runs)
             record_baseline_point(study, baseline, objective, space)
+            record_space(study, space)
             if noise is not None and isinstance(sampler, HoneGPSampler) and sampler.noisy(study):
                 phase("noise", f"~{100 * noise:.1f}% per trial (baseline CV/√{trial_runs}): the GP weighs it")
             top_k = settings.top_k

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import optuna
 import pytest
-from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution, distribution_to_json
 from optuna.trial import TrialState, create_trial
 
 from hone.spec.models import Metric
@@ -16,6 +16,7 @@ from hone.tune.confirm import pick_candidates
 from hone.tune.gp import (
     ATTR_BASELINE_POINT,
     ATTR_NOISE_CV,
+    ATTR_SPACE,
     GPSettings,
     HoneGPSampler,
     columns,
@@ -608,3 +609,24 @@ def test_the_search_starts_from_a_baseline_better_than_its_random_starts():
         return total
 
     assert best_suggested(True) < 0.5 * best_suggested(False)
+
+
+def _first_trial(stored: bool, seed: int) -> dict:
+    """The first trial of a study of 3 × 3 configurations whose baseline (0, 0) was measured."""
+    dists = {"a": IntDistribution(0, 2), "b": CategoricalDistribution(["p", "q", "r"])}
+    study = optuna.create_study(sampler=HoneGPSampler(seed=seed, stored_space=stored))
+    study.set_user_attr(ATTR_BASELINE_POINT, {"params": {"a": 0, "b": "p"}, "value": 1.0})
+    study.set_user_attr(ATTR_SPACE, {n: distribution_to_json(d) for n, d in dists.items()})
+    t = study.ask(dists)
+    study.tell(t, 2.0)
+    return t.params
+
+
+def test_the_first_trial_is_a_start_from_the_stored_space_never_the_baseline():
+    # without a completed trial Optuna's intersection space is empty: the stored space makes trial
+    # 0 the first Latin-hypercube row, which skips the baseline; a random draw repeats it 1 in 9
+    firsts = [_first_trial(True, seed) for seed in range(30)]
+    assert {"a": 0, "b": "p"} not in firsts
+    assert len({tuple(p.values()) for p in firsts}) >= 4  # still spread over the space by the seed
+    randoms = [_first_trial(False, seed) for seed in range(30)]
+    assert {"a": 0, "b": "p"} in randoms

@@ -10,7 +10,8 @@ observation, single-knob neighbours, line probes), :mod:`.ranking` (the posterio
 evaluated configurations) and :mod:`.sampler` (the Optuna sampler that puts them together).
 
 The loop: the baseline ``hone tune`` measured (:data:`ATTR_BASELINE_POINT`) as the first
-observation, a few seeded Latin-hypercube starts, then EI maximised over candidates — every
+observation, a few seeded Latin-hypercube starts (the first too: before any trial completes, the
+space comes from :data:`ATTR_SPACE`), then EI maximised over candidates — every
 configuration when the discrete space is small, else random points, trust-region points,
 neighbours of the best few and a short hill-climb on EI; a seeded coin makes every other
 suggestion a Thompson sample over the same candidates instead. The objective is modelled in log
@@ -29,8 +30,8 @@ from hone.tune.gp.acquisition import log_expected_improvement
 from hone.tune.gp.candidates import trust_region_length
 from hone.tune.gp.encoding import Column, columns, enumerable, model_columns
 from hone.tune.gp.model import ATTR_INTERRUPTED
-from hone.tune.gp.sampler import ATTR_BASELINE_POINT, ATTR_NOISE_CV, HoneGPSampler
+from hone.tune.gp.sampler import ATTR_BASELINE_POINT, ATTR_NOISE_CV, ATTR_SPACE, HoneGPSampler
 from hone.tune.gp.settings import GPSettings
 
-__all__ = ["ATTR_BASELINE_POINT", "ATTR_INTERRUPTED", "ATTR_NOISE_CV", "Column", "GPSettings", "HoneGPSampler",
-           "columns", "enumerable", "log_expected_improvement", "model_columns", "trust_region_length"]
+__all__ = ["ATTR_BASELINE_POINT", "ATTR_INTERRUPTED", "ATTR_NOISE_CV", "ATTR_SPACE", "Column", "GPSettings",
+           "HoneGPSampler", "columns", "enumerable", "log_expected_improvement", "model_columns", "trust_region_length"]

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import optuna
-from optuna.distributions import BaseDistribution
+from optuna.distributions import BaseDistribution, json_to_distribution
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.search_space import IntersectionSearchSpace
 from optuna.study import StudyDirection
@@ -35,6 +35,7 @@ from hone.tune.gp.settings import GPSettings
 ConstraintsFunc = Callable[[FrozenTrial], Sequence[float]]
 ATTR_NOISE_CV = "hone_noise_cv"  # study attr: relative sd of one trial's objective value (hone tune sets it)
 ATTR_BASELINE_POINT = "hone_baseline_point"  # study attr: {"params", "value"} of the measured baseline, or None
+ATTR_SPACE = "hone_space"  # study attr: {knob: Optuna distribution as JSON} of every searched knob (hone tune sets it)
 
 
 class HoneGPSampler(BaseSampler):
@@ -62,6 +63,11 @@ class HoneGPSampler(BaseSampler):
         if len(study.directions) != 1:
             return self._fallback.infer_relative_search_space(study, trial) if self._fallback else {}
         space = self._space.calculate(study)
+        if not space and self.settings.stored_space and study.user_attrs.get(ATTR_SPACE):
+            # No completed trial yet: Optuna's intersection is empty and trial 0 would be an
+            # independent random draw, which can repeat the baseline. The space hone tune stored
+            # makes it the first Latin-hypercube start, never a measured configuration.
+            space = {n: json_to_distribution(d) for n, d in sorted(study.user_attrs[ATTR_SPACE].items())}
         if not space:
             # Only failed trials so far: Optuna's intersection (completed trials) is empty, and an
             # empty space would make every knob an independent random draw that can repeat a

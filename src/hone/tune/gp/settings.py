@@ -18,6 +18,7 @@ class GPSettings:
     # the model
     warp: str = "log-rank"  # EI's model of y: log when every value is positive, else ranks (model.WARPS; 0041)
     thompson_warp: str = "rank"  # the Thompson half's (0008, 0041)
+    stored_space: bool = True  # trial 0 from the space hone tune stores: a Latin-hypercube start, not a random draw
     baseline_observed: bool = True  # the measured baseline (hone tune's) is the model's first observation (0053)
     failed_as_worst: bool = True  # failed trials enter the model just beyond the worst value seen
     noise_floor: float = 1e-6  # WhiteKernel lower bound on standardised y: exact measurements stay exact
