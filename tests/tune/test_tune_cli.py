@@ -105,6 +105,24 @@ def test_failing_trials_are_recorded_and_the_study_goes_on(workload, hone):
     assert "FAILED" in res.out
 
 
+def test_the_search_stops_once_every_configuration_is_measured(workload, hone):
+    # 2 × 2 configurations, one of them the baseline (level 1, x 1): three trials measure the
+    # rest, and the 5 trials left would only measure one again
+    spec = write_workload(workload, trials=8)
+    spec.write_text(spec.read_text().replace("type: int, range: [0, 6]", "values: [1, 3]")
+                    .replace("values: [1, 2, 3, 4, 5, 6, 7, 8]", "values: [1, 5]"))
+    res = hone("tune", spec, "--json", workload / "r.json", "--study", "all")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    assert doc["trials"] == 3, res.out
+    study = optuna.load_study(study_name="all", storage=doc["storage"])
+    measured = {tuple(sorted(t.params.items())) for t in study.trials}
+    baseline = tuple(sorted(study.user_attrs["hone_baseline_point"]["params"].items()))
+    assert len(measured) == 3 and baseline not in measured
+    assert "search stopped after 3 of 8 trials: every one of the 4 configurations is measured" in res.out
+    assert doc["recommended"] == {"level": 3, "x": 5} and doc["verdict"] == "faster"
+
+
 def test_metric_zero_is_a_value(workload, hone):
     spec = write_workload(workload, mode="zero", trials=4)
     res = hone("tune", spec, "--json", workload / "r.json")

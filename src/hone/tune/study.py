@@ -115,6 +115,22 @@ def finished_trials(study: optuna.Study) -> list[FrozenTrial]:
     return [t for t in done if not t.user_attrs.get(ATTR_INTERRUPTED)]
 
 
+def measured_all(study: optuna.Study, space: SearchSpace) -> int | None:
+    """The size of a discrete space every configuration of which has been measured — by a
+    finished trial or as the baseline (:data:`ATTR_BASELINE_POINT`) — else None. Then the search
+    has nothing left to learn: another trial would only measure a configuration again, which
+    the confirmation does better (interleaved with the baseline)."""
+    size = space.size()
+    if not math.isfinite(size):
+        return None
+    names = sorted(space.distributions)
+    seen = {tuple(t.params.get(n) for n in names) for t in finished_trials(study)}
+    point = study.user_attrs.get(ATTR_BASELINE_POINT)
+    if point:
+        seen.add(tuple(point["params"].get(n) for n in names))
+    return int(size) if len(seen) >= size else None
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

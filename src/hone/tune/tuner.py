@@ -62,6 +62,7 @@ from hone.tune.study import (
     ensure_baseline,
     extend_baseline,
     finished_trials,
+    measured_all,
     open_study,
     record_baseline_point,
     record_space,
@@ -389,11 +390,14 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             else:
                 run_trials(study, loaded, configurator, space, objective, budget=budget,
                            repeats=1 if one_run else repeats,
-                           warmup=warmup, should_stop=lambda: runs.stop_search() or clock.stop_search(),
+                           warmup=warmup, should_stop=lambda: runs.stop_search() or clock.stop_search()
+                           or measured_all(study, space) is not None,
                            on_run=runs.count,
                            on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
             clock.end_search()
-            for why in (clock.stopped, runs.stopped):
+            size = measured_all(study, space) if len(finished_trials(study)) < budget else None
+            every = f"every one of the {size} configurations is measured (the baseline's included)" if size else ""
+            for why in (clock.stopped, runs.stopped, every):
                 if why:
                     phase("budget", f"search stopped after {len(finished_trials(study)) - plan.done} of "
                           f"{budget - plan.done} trials: {why}")
