@@ -129,9 +129,9 @@ class FileDriver(KnobDriver):
 
     def current_value(self) -> Scalar | None:
         """The key's value; while it is not in the file, the spec's ``absent`` (the built-in default)."""
-        absent = self.model.absent  # type: ignore[attr-defined]
-        if absent is None or self.read() is not None:
-            return super().current_value()
+        value, absent = super().current_value(), self.model.absent  # type: ignore[attr-defined]
+        if value is not None or absent is None:  # None: the key is not in the file
+            return value
         try:
             return self.model.coerce(absent)
         except ValueError:
