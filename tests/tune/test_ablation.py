@@ -85,3 +85,23 @@ def test_no_ablation_recommends_the_confirmed_winner_as_it_is(hone, tmp_path: Pa
     ablation = json.loads((tmp_path / "on.json").read_text())["ablation"]
     assert ablation["rounds"] == 7 and ablation["dropped"] == ["inert"]
     assert all(c["comparison"]["n"] == 7 for c in ablation["changes"])
+
+
+
+def test_a_knob_left_at_the_baseline_value_is_neither_in_the_apply_command_nor_written(
+        hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # quiet is not in app.conf: its value is 1 (absent:), so a winner with quiet=1 changes nothing
+    spec = write_spec(tmp_path, "apart", trials=16)
+    knob = f"  - {{name: quiet, kind: file, path: {tmp_path / 'app.conf'}, key: quiet, values: [1, 2], absent: 1}}"
+    spec.write_text(spec.read_text().replace("\ntune:", f"\n{knob}\ntune:", 1))
+    res = hone("tune", spec, "--no-ablation", "--apply-best", "--json", tmp_path / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["baseline_config"]["quiet"] == 1
+    rec = doc["recommended"]
+    assert rec["quiet"] == 1  # the seed's winner left quiet where it was
+    assert doc["apply_command"].endswith(f"--set small={rec['small']} --set inert={rec['inert']}")
+    # --apply-best writes no quiet line
+    assert (tmp_path / "app.conf").read_text() == f"small = {rec['small']}\ninert = {rec['inert']}\n"
+    assert hone("rollback").code == 0
+    assert (tmp_path / "app.conf").read_text() == "small = 0\ninert = 0\n"

@@ -156,6 +156,7 @@ class TuneResult:
     applied: bool
     restore_problems: list[str] = field(default_factory=list)
     system_knobs: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)  # the winner's knobs at the baseline's value
     chosen_by: str | None = None  # how the winner was chosen among several confirmed candidates
     started: float = 0.0
     finished: float = 0.0
@@ -172,13 +173,14 @@ class TuneResult:
         return "no candidate to confirm"
 
     def apply_command(self, spec_path: str) -> str | None:
-        """The exact ``hone apply`` command for the winner's system knobs (None if the
-        winner changes none: param/env knobs belong in the benchmark command instead,
-        see :meth:`run_settings`)."""
+        """The exact ``hone apply`` command for the system knobs the winner changes (None if
+        it changes none: param/env knobs belong in the benchmark command instead, see
+        :meth:`run_settings`). A knob already at the baseline's value is left out: setting it
+        would change nothing but the file's text."""
         if self.winner is None:
             return None
         sets = [f"--set {shlex.quote(f'{k}={v}')}" for k, v in self.winner.candidate.config.items()
-                if k in self.system_knobs]
+                if k in self.system_knobs and k not in self.unchanged]
         return f"hone apply {shlex.quote(spec_path)} " + " ".join(sets) if sets else None
 
     def run_settings(self) -> dict[str, Scalar]:
@@ -331,6 +333,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         configurator = Configurator(loaded, journal)
         applied = False
         problems: list[str] = []
+        unchanged: list[str] = []
         try:
             phase("baseline", f"measuring the current configuration {repeats}× (noise estimate)")
             fresh, mark = not study.user_attrs.get(ATTR_BASELINE), clock.elapsed()
@@ -445,8 +448,12 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 warmup=min(1, warmup), seed=seed or 0)
             if ablation is not None and ablation.confirmation is not None:
                 winner = ablation.confirmation  # the minimal configuration is the recommendation
+            if winner is not None:
+                changed = set(changed_knobs(loaded, winner.candidate.config, baseline.get("config", {})))
+                unchanged = [k for k in winner.candidate.config if k not in changed]
             if settings.apply_best and winner is not None:
-                configurator.apply(winner.candidate.config)
+                # Only the changes: apply() puts every other resource at its starting state.
+                configurator.apply({k: v for k, v in winner.candidate.config.items() if k in changed})
                 applied = True
         finally:
             if not applied:
@@ -460,7 +467,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         confirmations=confirmations, winner=winner, importances=importances, applied=applied,
         restore_problems=problems, chosen_by=chosen_by, started=started, finished=time.time(),
         ablation=ablation, budget=_budget(clock, runs, len(trials)),
-        system_knobs=[n for n, d in configurator.drivers.items() if d.changes_system],
+        system_knobs=[n for n, d in configurator.drivers.items() if d.changes_system], unchanged=unchanged,
         risks=risks(list(spec.knobs), dict(winner.candidate.config)) if winner is not None else [],
     )
     study.set_user_attr("hone_result", _jsonable(result.to_json()))
