@@ -105,6 +105,32 @@ def test_three_workers_finish_exactly_the_budget(pg, tmp_path: Path) -> None:  #
     assert Path(envs[0]["KNOBFILE"]).read_text() == "0"
 
 
+
+def test_workers_stop_once_every_configuration_is_measured(pg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # 2 × 2 configurations, one of them the baseline (x=7, level 1): 3 left for a budget of 10
+    url = pg.createdb("fleet_small")
+    spec = tmp_path / "hone.yaml"
+    spec.write_text((SPEC % {"sleep": 0.2}).replace("type: int, range: [0, 20], default: 15",
+                                                    "values: [0, 7], default: 7")
+                    .replace("values: [1, 2, 3]", "values: [1, 2]"))
+    envs = [_machine(tmp_path, f"m{i}") for i in range(2)]
+    for env in envs:
+        Path(env["KNOBFILE"]).write_text("1")
+    procs = [_worker(spec, url, "small", env, "--trials", "10") for env in envs]
+    outs = [p.communicate(timeout=150) for p in procs]
+    for p, (_out, err) in zip(procs, outs, strict=True):
+        assert p.returncode == 0, err
+    study = _study(url, "small")
+    point = study.user_attrs["hone_baseline_point"]["params"]  # Optuna's encoding: indices into values
+    assert (point["x"], point["level"]) == (1, 0)
+    seen = {(t.params["x"], t.params["level"]) for t in _counted(study)}
+    assert {(1, 0), *seen} == {(x, lv) for x in (0, 1) for lv in (0, 1)}
+    assert 3 <= len(_counted(study)) < 10  # the budget was not spent re-measuring
+    assert not [t for t in study.get_trials() if t.state in (TrialState.RUNNING, TrialState.WAITING)]
+    assert any("every one of the 4 configurations is measured" in out for out, _ in outs)
+    for env in envs:
+        assert Path(env["KNOBFILE"]).read_text() == "1"
+
 def test_kill_9_mid_trial_loses_nothing_and_rollback_restores(pg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     url = pg.createdb("fleet_kill")
     spec = _spec(tmp_path, 1.5)

@@ -62,7 +62,9 @@ def worker_cmd(spec: str, storage: str, study_name: str, trials: int | None, sam
     result = run_worker(loaded, opts, on_trial=line, on_joined=joined, on_finished=annotate_trial)
     console.print(f"worker done: ran {len(result.ran)} trial(s), {len(result.failed)} failed; "
                   f"study {study_name!r} has {result.finished_in_study}/{result.budget} finished"
-                  + (f"; re-enqueued {len(result.requeued)} interrupted" if result.requeued else ""))
+                  + (f"; re-enqueued {len(result.requeued)} interrupted" if result.requeued else "")
+                  + (f"; every one of the {result.space_measured} configurations is measured (the baseline's"
+                     " included)" if result.space_measured else ""))
     for problem in result.restore_problems:
         err_console.print(f"not restored: {problem}", style="red", soft_wrap=True)
     if json_path:

@@ -7,6 +7,8 @@ fleet adds three things around it, all through the study's storage:
   counts finished + running trials and takes a new one only while that is below the
   budget, so N workers finish with exactly N counted trials. With the budget claimed but
   trials still running elsewhere it waits — if one of them dies, its retry is picked up.
+  A discrete space is a budget too: once every configuration is measured (the baseline's
+  included) the workers stop, and while the rest are being measured elsewhere they wait.
 * **Heartbeats.** Each worker beats every ``heartbeat_s`` seconds for its running trial
   (Optuna's RDB heartbeat table). A trial whose worker stopped beating for ``grace_s``
   is failed as *interrupted* (not counted) and its parameters are enqueued again, once
@@ -86,6 +88,7 @@ class WorkerResult:
     failed: list[int] = field(default_factory=list)
     requeued: list[int] = field(default_factory=list)  # stale trials this worker re-enqueued
     finished_in_study: int = 0
+    space_measured: int | None = None  # the size of a discrete space every configuration of which is measured
     restore_problems: list[str] = field(default_factory=list)
 
 
@@ -175,10 +178,11 @@ class FleetStudy:
     Everything else is delegated, so the tune loop cannot tell the difference."""
 
     def __init__(self, study: optuna.Study, lock: StudyLock, budget: int, heartbeat: Heartbeat,
-                 poll_s: float, result: WorkerResult) -> None:
+                 poll_s: float, result: WorkerResult, space: SearchSpace | None = None) -> None:
         self._study = study
         self._lock = lock
         self._budget = budget
+        self._space = space
         self._heartbeat = heartbeat
         self._poll_s = poll_s
         self._result = result
@@ -196,14 +200,24 @@ class FleetStudy:
                 finished, running = count_claimed(self._study)
                 if finished >= self._budget:
                     raise BudgetSpent
-                if finished + running < self._budget:
+                if self._space is not None:
+                    # Another trial would only measure a configuration again (as in hone tune).
+                    size = tune_study.measured_all(self._study, self._space)
+                    if size is not None:
+                        self._result.space_measured = size
+                        raise BudgetSpent
+                    claimed = tune_study.measured_all(self._study, self._space, running=True) is not None
+                else:
+                    claimed = False
+                if finished + running < self._budget and not claimed:
                     trial = self._study.ask(fixed_distributions)
                     self._heartbeat.track(trial._trial_id)
                     trial.set_user_attr("host", socket.gethostname())
                     trial.set_user_attr("pid", os.getpid())
                     trial.set_user_attr("machine_id", self._mid)
                     return _FleetTrial(trial)  # type: ignore[return-value]
-            # Every remaining slot is held by a running trial elsewhere: wait, in case one dies.
+            # Every remaining slot (or configuration) is held by a running trial elsewhere: wait,
+            # in case one dies.
             time.sleep(self._poll_s)
 
     def tell(self, trial: Any, *args: Any, **kwargs: Any) -> Any:
@@ -324,9 +338,12 @@ def run_worker(loaded: LoadedSpec, opts: WorkerOptions, *,
                 with lock:
                     baseline = tune_study.ensure_baseline(study, loaded, configurator, repeats=bench.repeats,
                                                           warmup=bench.warmup)
-                objective.baseline = dict(baseline["means"])
+                    objective.baseline = dict(baseline["means"])
+                    # As hone tune does: the GP's first observation and start, the exhausted-space stop.
+                    tune_study.record_baseline_point(study, baseline, objective, space)
+                    tune_study.record_space(study, space)
                 heartbeat.start()
-                fleet_study = FleetStudy(study, lock, budget, heartbeat, opts.poll_s, result)
+                fleet_study = FleetStudy(study, lock, budget, heartbeat, opts.poll_s, result, space)
                 try:
                     tune_study.run_trials(fleet_study, loaded, configurator, space, objective,  # type: ignore[arg-type]
                                           budget=budget, repeats=bench.repeats, warmup=bench.warmup,

@@ -115,16 +115,20 @@ def finished_trials(study: optuna.Study) -> list[FrozenTrial]:
     return [t for t in done if not t.user_attrs.get(ATTR_INTERRUPTED)]
 
 
-def measured_all(study: optuna.Study, space: SearchSpace) -> int | None:
+def measured_all(study: optuna.Study, space: SearchSpace, *, running: bool = False) -> int | None:
     """The size of a discrete space every configuration of which has been measured — by a
     finished trial or as the baseline (:data:`ATTR_BASELINE_POINT`) — else None. Then the search
     has nothing left to learn: another trial would only measure a configuration again, which
-    the confirmation does better (interleaved with the baseline)."""
+    the confirmation does better (interleaved with the baseline). ``running``: a configuration
+    a running trial measures counts too (a fleet's other workers)."""
     size = space.size()
     if not math.isfinite(size):
         return None
     names = sorted(space.distributions)
-    seen = {tuple(t.params.get(n) for n in names) for t in finished_trials(study)}
+    trials = finished_trials(study)
+    if running:
+        trials += study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+    seen = {tuple(t.params.get(n) for n in names) for t in trials}
     point = study.user_attrs.get(ATTR_BASELINE_POINT)
     if point:
         seen.add(tuple(point["params"].get(n) for n in names))
