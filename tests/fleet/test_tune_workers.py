@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import optuna
@@ -44,6 +45,10 @@ def test_tune_with_three_local_workers(pg, hone, tmp_path: Path) -> None:  # typ
     assert len(complete) == 4
     assert len({t.user_attrs["pid"] for t in complete}) >= 2  # the trials really were shared
     assert "hone_result" in study.user_attrs  # confirmed once, by the tune process
+    assert all(t.user_attrs["hone_runs_started"] == 1 for t in complete)  # repeats 1, no warm-up
+    assert doc["budget"]["runs_spent"]["search"] == 4  # the workers' runs are the session's
+    assert "search 4," in res.out
+    assert re.findall(r"trial (\d)/4 ", res.out) == ["1", "2", "3", "4"]  # each trial counted once, in order
 
 
 def test_workers_refuse_system_knobs(pg, hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -158,7 +158,11 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
         progress.console.print(Text.assemble((phase, "cyan"), f": {message}"))
 
     def on_trial(o: TrialOutcome, study: optuna.Study) -> None:
-        done = len(finished_trials(study))
+        # Counted per report: workers' trials arrive in batches, the study's count is ahead of them.
+        if "done" not in state:
+            state["done"] = sum(1 for t in finished_trials(study) if t.number < o.number)
+        state["done"] += 1
+        done = state["done"]
         progress.update(task, completed=done)
         elapsed = time.perf_counter() - started
         head = f"trial {done}/{state['trials']} (#{o.number}) {elapsed:6.1f}s"

@@ -52,6 +52,7 @@ ATTR_BASELINE = "hone_baseline"
 ATTR_SPEC = "hone_spec"
 ATTR_CONSTRAINTS = "hone_constraints"  # read by hone's samplers' constraints_func and the confirmation
 ATTR_INTERRUPTED = "hone_interrupted"
+ATTR_RUNS_STARTED = "hone_runs_started"  # a trial's benchmark runs, warm-ups and failed ones included
 
 
 @dataclass
@@ -315,6 +316,13 @@ def run_trials(
     ``on_run()`` follows every benchmark run."""
     host, pid = socket.gethostname(), os.getpid()
     spec_text = spec_text if spec_text is not None else loaded.path.read_text()
+    started_runs = [0]  # the current trial's runs, warm-ups and failed ones too: what it cost
+
+    def _ran() -> None:
+        started_runs[0] += 1
+        if on_run:
+            on_run()
+
     while len(finished_trials(study)) < budget and not (should_stop and should_stop()):
         trial = study.ask(space.distributions)
         started = time.perf_counter()
@@ -322,9 +330,10 @@ def run_trials(
         trial.set_user_attr("pid", pid)
         config = space.decode(trial.params)
         trial.set_user_attr("config", config)
+        started_runs[0] = 0
         try:
             try:
-                runs = measure(loaded, configurator, config, repeats=repeats, warmup=warmup, on_run=on_run)
+                runs = measure(loaded, configurator, config, repeats=repeats, warmup=warmup, on_run=_ran)
             except HoneError as exc:  # a knob refused the value, a prepare hook failed …
                 runs = []
                 reason: str | None = exc.message
@@ -332,6 +341,7 @@ def run_trials(
                 bad = [r for r in runs if not r.ok]
                 reason = bad[0].error if bad else None
             trial.set_user_attr("runs", _runs_attr(runs))
+            trial.set_user_attr(ATTR_RUNS_STARTED, started_runs[0])
             trial.set_user_attr("fingerprint", fingerprint(spec_text))
             elapsed = time.perf_counter() - started
             trial.set_user_attr("elapsed_s", elapsed)

@@ -55,6 +55,7 @@ from hone.tune.space import SearchSpace
 from hone.tune.storage import mask_url, prepare_storage
 from hone.tune.study import (
     ATTR_BASELINE,
+    ATTR_RUNS_STARTED,
     ATTR_SPEC,
     TrialOutcome,
     baseline_cv,
@@ -387,9 +388,13 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 events.on_trials(budget)
             runs.phase = "search"
             if settings.workers:
+                before = {t.number for t in study.get_trials(deepcopy=False)}
                 settings.workers.run(loaded, storage, study, budget=settings.trials, sampler=settings.sampler,
                                      seed=seed,
                                      on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
+                # the workers' runs are this session's search runs too
+                runs.spent["search"] += sum(int(t.user_attrs.get(ATTR_RUNS_STARTED, 0))
+                                            for t in study.get_trials(deepcopy=False) if t.number not in before)
             else:
                 run_trials(study, loaded, configurator, space, objective, budget=budget,
                            repeats=1 if one_run else repeats,
