@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import optuna
@@ -17,6 +21,7 @@ from hypothesis import strategies as st
 from hone.core.errors import HoneError
 from hone.spec.atune import load_atune
 from hone.tune.runbudget import MIN_ROUNDS, RunBudget, RunPlan
+from tests.conftest import HONE_BIN
 from tests.tune.conftest import write_three_knobs, write_workload
 
 
@@ -330,3 +335,37 @@ def test_the_plan_and_its_rules_never_spend_more_than_max_runs(n: int, repeats: 
             for _ in range(plan.ablation_runs(fit, loo) if fit else 0):
                 budget.count()
     assert budget.total <= n
+
+
+def test_a_resumed_job_keeps_its_budget_after_kill_9(workload: Path, hone, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    # the budget is the job's: what the killed session spent is gone from the resumed one's
+    log = workload / "runs.log"
+    spec = write_workload(workload, mode="slow", trials=40)
+    proc = subprocess.Popen([HONE_BIN, "tune", str(spec), "--max-runs", "30", "--study", "job", "--no-ablation"],
+                            env={**os.environ, "HONE_STATE_DIR": str(state_dir), "HONE_TEST_LOG": str(log)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and _runs(log) < 8:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    study = optuna.load_study(study_name="job", storage=f"sqlite:///{state_dir / 'studies.db'}")
+    earlier = study.user_attrs["hone_open_runs"]
+    assert _runs(log) - 1 <= earlier <= _runs(log)  # a run the kill cut short is not counted
+    # what is left is too few: refused, nothing runs
+    before = _runs(log)
+    res = hone("tune", spec, "--resume", "--study", "job", "--max-runs", str(earlier + 5), "--no-ablation")
+    assert res.code == 2 and _runs(log) == before
+    assert f"{earlier} of them spent by the interrupted session: the 5 left are too few" in res.err.splitlines()[0]
+    res = hone("tune", spec, "--resume", "--study", "job", "--max-runs", "30", "--no-ablation",
+               "--json", workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    assert f"runs: ≤ {30 - earlier} benchmark runs (--max-runs 30, {earlier} spent by the interrupted session)" \
+        in res.out
+    budget = json.loads((workload / "r.json").read_text())["budget"]
+    assert budget["runs_earlier"] == earlier and earlier + budget["runs_total"] <= 30
+    assert _runs(log) <= 31  # the job's runs, the one cut short included
+    assert f"of --max-runs 30 with the interrupted session's {earlier} " in res.out
+    # the job finished: resuming it again is a new budget
+    study = optuna.load_study(study_name="job", storage=f"sqlite:///{state_dir / 'studies.db'}")
+    assert study.user_attrs["hone_open_runs"] is None

@@ -106,9 +106,11 @@ def budget_lines(data: dict[str, Any]) -> list[Text]:
     lines = [Text(head + (f" ({', '.join(extra)})" if extra else ""))]
     spent = budget.get("runs_spent")
     if isinstance(spent, dict):  # added within hone-tune/2: older documents lack it
-        cap = budget.get("max_runs")
+        cap, earlier = budget.get("max_runs"), budget.get("runs_earlier")
         lines.append(Text(f"benchmark runs: {sum(int(v) for v in spent.values())}"
-                          + (f" of --max-runs {cap}" if isinstance(cap, int) else "") + " ("
+                          + (f" of --max-runs {cap}" if isinstance(cap, int) else "")
+                          + (f" with the interrupted session's {earlier}" if isinstance(earlier, int) and earlier
+                             else "") + " ("
                           + ", ".join(f"{k} {v}" for k, v in spent.items()) + ")"))
     if budget.get("search_stopped"):
         lines.append(Text(f"  search stopped after {budget.get('trials_run')} of {budget.get('planned_trials')} "

@@ -15,11 +15,15 @@ rounds (``confirm_min``, docs/decisions/0045, 0046).
 Before each trial the search stops when that trial's runs and the reserve would not fit. The
 confirmation and the ablation are fitted again to what is really left. A
 budget below the baseline + one trial + the smallest confirmation is refused before anything runs.
+
+The budget is the job's: a session that did not finish (killed, Ctrl-C, an error) leaves its runs
+in the study, and the ``--resume`` that continues it has only the rest (``earlier``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,19 +80,28 @@ class RunBudget:
         self.stopped: str | None = None
         self.cuts: list[str] = []
         self._said = 0
+        self.earlier = 0  # runs an interrupted session of the same job spent (``--resume``)
+        self.listener: Callable[[int], None] | None = None  # told the job's runs after each run
+
+    @property
+    def available(self) -> int | None:
+        """This session's runs: the budget less what an interrupted session spent."""
+        return None if self.max_runs is None else self.max_runs - self.earlier
 
     # ---------------------------------------------------------------- counting
 
     def count(self, *_: object) -> None:
         """One benchmark run of the current phase (a callback for every run hone starts)."""
         self.spent[self.phase] += 1
+        if self.listener is not None:
+            self.listener(self.earlier + self.total)
 
     @property
     def total(self) -> int:
         return sum(self.spent.values())
 
     def left(self) -> int | None:
-        return None if self.max_runs is None else self.max_runs - self.total
+        return None if self.max_runs is None else self.max_runs - self.earlier - self.total
 
     def unsaid(self) -> list[str]:
         new, self._said = self.cuts[self._said:], len(self.cuts)
@@ -110,7 +123,8 @@ class RunBudget:
         if self.max_runs is None:
             return None
         need = self.minimum(plan)
-        if self.max_runs < need:
+        avail = self.max_runs - self.earlier
+        if avail < need:
             parts = [f"the baseline ({plan.baseline} run{_s(plan.baseline)})" if plan.baseline else "",
                      f"one trial ({plan.trial_first} run{_s(plan.trial_first)})",
                      f"the smallest confirmation ({plan.confirm_runs(plan.confirm_min, 2)} runs: {plan.confirm_min}"
@@ -118,10 +132,14 @@ class RunBudget:
                      + " rounds × 2 arms)" if plan.confirm_arms else ""]
             parts = [p for p in parts if p]
             listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+            if self.earlier:
+                raise HoneError(f"{self.source}: {self.max_runs} benchmark runs, {self.earlier} of them spent by the "
+                                f"interrupted session: the {avail} left are too few: {listed} need at least {need}",
+                                hint=f"allow {self.earlier + need} runs or more (the whole job's), or --confirm 0")
             raise HoneError(f"{self.source}: {self.max_runs} benchmark runs are too few: {listed} need at least "
                             f"{need}", hint=f"allow {need} runs or more, or --confirm 0 to skip the confirmation")
         self._plan_reserve()
-        self.search_runs = self.max_runs - plan.baseline - self.reserve
+        self.search_runs = avail - plan.baseline - self.reserve
         expected = min(plan.trials, self.search_runs // plan.trial_first)
         search = f"search ≤ {self.search_runs} (~{expected} trial{_s(expected)} of {plan.trial_first} run" \
                  f"{_s(plan.trial_first)}"
@@ -133,6 +151,9 @@ class RunBudget:
         if plan.ablation_arms:
             parts.append(f"ablation ≤ {self.ablation_reserve}"
                          if self.ablation_reserved else "ablation only if the runs left allow it")
+        if self.earlier:
+            return (f"≤ {avail} benchmark runs (--max-runs {self.max_runs}, {self.earlier} spent by the interrupted "
+                    f"session): {', '.join(parts)}")
         return f"≤ {self.max_runs} benchmark runs (--max-runs): {', '.join(parts)}"
 
     def replan(self, **changes: int) -> str | None:
@@ -164,7 +185,7 @@ class RunBudget:
         if not plan.confirm_arms:
             self.reserve, self.ablation_reserved = 0, False
             return
-        cap = int(self.share * self.max_runs)
+        cap = int(self.share * (self.max_runs - self.earlier))
         least = plan.confirm_min
         top = max(plan.confirm_rounds, plan.ablation_rounds, least)
         options = ([(plan.confirm_arms, r, True) for r in range(top, least - 1, -1)] if plan.ablation_arms
@@ -264,4 +285,4 @@ class RunBudget:
             planned = {"baseline": plan.baseline, "search": self.search_runs,
                        "confirmation": self.reserve - self.ablation_reserve, "ablation": self.ablation_reserve}
         return {"max_runs": self.max_runs, "runs_spent": dict(self.spent), "runs_total": self.total,
-                "runs_planned": planned}
+                "runs_planned": planned, "runs_earlier": self.earlier}

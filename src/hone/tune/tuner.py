@@ -74,6 +74,8 @@ from hone.tune.study import (
 from hone.tune.timebudget import MIN_ROUNDS, Plan, TimeBudget
 
 TUNE_FORMAT = "hone-tune/2"
+#: Study attr: the benchmark runs of a job under --max-runs that has not finished (None once it has).
+ATTR_OPEN_RUNS = "hone_open_runs"
 #: Baseline runs that must all repeat within EXACT_CV before hone trusts it (3 agree by chance
 #: ~4% of the time at 5% noise, 6 about 0.1%); the exact confirmation pools them.
 EXACT_BASELINE_RUNS = 6
@@ -313,6 +315,13 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     with machine_lock_if(changes_machine(loaded), f"hone tune {loaded.path}"):
         journal = Journal()
         study = open_study(storage, name, objective, sampler, create=not settings.resume, spec_name=spec.name or "")
+        if settings.resume and settings.max_runs is not None:
+            open_runs = study.user_attrs.get(ATTR_OPEN_RUNS)
+            runs.earlier = int(open_runs or 0)  # the job's budget continues
+        if settings.max_runs is not None:
+            def _note_runs(total: int) -> None:  # what a --resume after a kill must count
+                study.set_user_attr(ATTR_OPEN_RUNS, total)
+            runs.listener = _note_runs
         if settings.resume:
             pooled_rounds = _begin_runs(runs, settings, space, warmup, repeats, one_run,
                                         fresh=not study.user_attrs.get(ATTR_BASELINE),
@@ -476,6 +485,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         risks=risks(list(spec.knobs), dict(winner.candidate.config)) if winner is not None else [],
     )
     study.set_user_attr("hone_result", _jsonable(result.to_json()))
+    if settings.max_runs is not None:
+        study.set_user_attr(ATTR_OPEN_RUNS, None)  # the job finished: a later --resume starts a new budget
     return result
 
 

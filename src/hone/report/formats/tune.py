@@ -214,6 +214,7 @@ class BudgetV2(TypedDict):
     runs_spent: NotRequired[dict[str, int]]
     runs_total: NotRequired[int]
     runs_planned: NotRequired[dict[str, int] | None]
+    runs_earlier: NotRequired[int]  # spent by the interrupted session a --resume continued
 
 
 class ObjectiveV2(TypedDict):
