@@ -206,10 +206,11 @@ class RunBudget:
                     "the ablation not reserved (it runs only if the runs left allow it)"
                     if plan.ablation_arms and not ablation else ""]
             pct = f"{100 * self.share:g}%"
-            self.cuts.append(f"--max-runs {self.max_runs}: {', '.join(w for w in what if w)} (all would take "
+            label = f"--max-runs {self.max_runs}" + (f" ({self.max_runs - self.earlier} left)" if self.earlier else "")
+            self.cuts.append(f"{label}: {', '.join(w for w in what if w)} (all would take "
                              f"{full} runs; the confirmation gets at most {pct} of the budget, the search the rest)"
                              if self.reserve <= cap else
-                             f"--max-runs {self.max_runs}: the smallest confirmation ({self.reserve} runs) takes more "
+                             f"{label}: the smallest confirmation ({self.reserve} runs) takes more "
                              f"than {pct} of the budget")
 
     # ---------------------------------------------------------------- the search
