@@ -101,7 +101,8 @@ class RunBudget:
         return sum(self.spent.values())
 
     def left(self) -> int | None:
-        return None if self.max_runs is None else self.max_runs - self.earlier - self.total
+        available = self.available
+        return None if available is None else available - self.total
 
     def unsaid(self) -> list[str]:
         new, self._said = self.cuts[self._said:], len(self.cuts)
@@ -120,10 +121,10 @@ class RunBudget:
         self.plan = plan
         self.confirm_arms, self.confirm_rounds = plan.confirm_arms, max(plan.confirm_rounds, plan.confirm_min)
         self.ablation_reserved = plan.ablation_arms > 0
-        if self.max_runs is None:
+        avail = self.available
+        if avail is None:
             return None
         need = self.minimum(plan)
-        avail = self.max_runs - self.earlier
         if avail < need:
             parts = [f"the baseline ({plan.baseline} run{_s(plan.baseline)})" if plan.baseline else "",
                      f"one trial ({plan.trial_first} run{_s(plan.trial_first)})",
@@ -181,11 +182,12 @@ class RunBudget:
         """The confirmation's (and the ablation's) reserve: within ``share`` of the budget when
         possible — fewer rounds, then no ablation, then fewer candidates."""
         plan = self.plan
-        assert plan is not None and self.max_runs is not None
+        avail = self.available
+        assert plan is not None and avail is not None
         if not plan.confirm_arms:
             self.reserve, self.ablation_reserved = 0, False
             return
-        cap = int(self.share * (self.max_runs - self.earlier))
+        cap = int(self.share * avail)
         least = plan.confirm_min
         top = max(plan.confirm_rounds, plan.ablation_rounds, least)
         options = ([(plan.confirm_arms, r, True) for r in range(top, least - 1, -1)] if plan.ablation_arms
@@ -206,7 +208,7 @@ class RunBudget:
                     "the ablation not reserved (it runs only if the runs left allow it)"
                     if plan.ablation_arms and not ablation else ""]
             pct = f"{100 * self.share:g}%"
-            label = f"--max-runs {self.max_runs}" + (f" ({self.max_runs - self.earlier} left)" if self.earlier else "")
+            label = f"--max-runs {self.max_runs}" + (f" ({avail} left)" if self.earlier else "")
             self.cuts.append(f"{label}: {', '.join(w for w in what if w)} (all would take "
                              f"{full} runs; the confirmation gets at most {pct} of the budget, the search the rest)"
                              if self.reserve <= cap else
