@@ -200,15 +200,13 @@ class FleetStudy:
                 finished, running = count_claimed(self._study)
                 if finished >= self._budget:
                     raise BudgetSpent
-                if self._space is not None:
-                    # Another trial would only measure a configuration again (as in hone tune).
-                    size = tune_study.measured_all(self._study, self._space)
-                    if size is not None:
-                        self._result.space_measured = size
-                        raise BudgetSpent
-                    claimed = tune_study.measured_all(self._study, self._space, running=True) is not None
-                else:
-                    claimed = False
+                # Every configuration measured or being measured: another trial would only measure
+                # one again (as in hone tune). Once they are all measured, the worker is done.
+                claimed = self._space is not None and \
+                    tune_study.measured_all(self._study, self._space, running=True) is not None
+                if claimed and (size := tune_study.measured_all(self._study, self._space)) is not None:
+                    self._result.space_measured = size
+                    raise BudgetSpent
                 if finished + running < self._budget and not claimed:
                     trial = self._study.ask(fixed_distributions)
                     self._heartbeat.track(trial._trial_id)
