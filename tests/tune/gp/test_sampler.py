@@ -294,6 +294,51 @@ def test_thompson_samples_are_a_seeded_share_of_the_suggestions_and_stay_determi
     assert calls == [] and len(quiet.trials) == 16  # share 0: EI only
 
 
+def _tpe_share_study(share: float, trials: int = 24) -> optuna.Study:
+    dists = {"x": IntDistribution(0, 30), "mode": CategoricalDistribution(["p", "q", "r"])}
+    study = optuna.create_study(sampler=HoneGPSampler(seed=2, n_startup_trials=4, tpe_share=share))
+    for _ in range(trials):
+        t = study.ask(dists)
+        study.tell(t, 1.0 + ((t.params["x"] - 21) / 30) ** 2 + 0.3 * (t.params["mode"] != "q"))
+    return study
+
+
+def test_the_tpe_share_is_a_seeded_share_of_the_suggestions(monkeypatch):
+    from optuna.samplers import TPESampler
+
+    calls: list[int] = []
+    original = TPESampler.sample_relative
+
+    def counted(self, study, trial, space):
+        calls.append(trial.number)
+        return original(self, study, trial, space)
+
+    monkeypatch.setattr(TPESampler, "sample_relative", counted)
+    study = _tpe_share_study(0.25)
+    # 20 model-based suggestions, a seeded coin each (0059): some TPE's, most the GP's; none repeats
+    assert 0 < len(calls) < 10 and all(n >= 4 for n in calls), calls
+    assert [t.params for t in _tpe_share_study(0.25).trials] == [t.params for t in study.trials]
+    seen = [(t.params["x"], t.params["mode"]) for t in study.trials]
+    assert len(set(seen)) == len(seen)
+    calls.clear()
+    _tpe_share_study(0.0)
+    assert calls == []  # hone's default: the GP only
+
+
+def test_a_tpe_suggestion_of_a_measured_configuration_goes_to_the_gp(monkeypatch):
+    from optuna.samplers import TPESampler
+
+    # TPE proposes the first trial's configuration every time; the GP suggests instead
+    monkeypatch.setattr(TPESampler, "sample_relative", lambda self, study, trial, space: dict(study.trials[0].params))
+    dists = {"x": IntDistribution(0, 5), "y": IntDistribution(0, 3)}
+    study = optuna.create_study(sampler=HoneGPSampler(seed=1, n_startup_trials=3, tpe_share=1.0))
+    for _ in range(12):
+        t = study.ask(dists)
+        study.tell(t, float((t.params["x"] - 3) ** 2 + t.params["y"]))
+    configs = [(t.params["x"], t.params["y"]) for t in study.trials]
+    assert len(set(configs)) == len(configs)
+
+
 def test_thompson_sample_on_a_large_enumerable_space_uses_a_bounded_subset(monkeypatch):
     # 3 × 21 × 21 × 11 = 14 553 configurations (enumerated for EI): the sample takes TS_MAX of them
     dists = {"a": IntDistribution(0, 20), "b": IntDistribution(0, 20), "c": IntDistribution(0, 10),

@@ -110,6 +110,11 @@ class HoneGPSampler(BaseSampler):
                 < s.random_share:  # interleaved random configurations (a coin of its own stream)
             levels = cand.startup_point(cols, self._n_startup, self._n_startup, self._seed, rng, seen, self._failed, s)
             return to_params(cols, levels)
+        if s.tpe_share and np.random.default_rng([self._seed & 0xFFFFFFFF, trial.number, 0x7E5]).random() \
+                < s.tpe_share:  # interleaved TPE suggestions (a coin of its own stream)
+            params = self._tpe(study, trial, search_space)
+            if len(params) == len(cols) and tuple(c.to_level(params[c.name]) for c in cols) not in seen:
+                return params
         if s.line_probes and self._probe_turn(study, trial.number, cols, obs[2]):
             probe = self._line_probe(cols, obs[:2], obs[2], seen)
             if probe is not None:
@@ -193,6 +198,23 @@ class HoneGPSampler(BaseSampler):
         return cv is not None and math.isfinite(float(cv)) and float(cv) >= self.settings.noisy_cv
 
     # -- one suggestion ---------------------------------------------------------------------
+    def _tpe(self, study: optuna.Study, trial: FrozenTrial,
+             search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+        """Optuna's multivariate TPE's suggestion on the same study, seeded by (seed, trial number)
+        like everything else here (``tpe_share``; not hone's default: on 20 fresh seeds it did not
+        help, docs/decisions/0059-a-quarter-of-the-suggestions-by-tpe.md)."""
+        import warnings
+
+        from optuna.exceptions import ExperimentalWarning
+        from optuna.samplers import TPESampler
+
+        seed = int(np.random.default_rng([self._seed & 0xFFFFFFFF, trial.number, 0x7E6]).integers(2**31))
+        with warnings.catch_warnings():  # multivariate is "experimental" in Optuna
+            warnings.simplefilter("ignore", ExperimentalWarning)
+            # constraints: TPE reads the ones run_trials sets on each trial (Trial.set_constraint)
+            tpe = TPESampler(seed=seed, multivariate=True, n_startup_trials=self._n_startup)
+        return tpe.sample_relative(study, trial, search_space)
+
     def _feasible(self, t: FrozenTrial) -> bool:
         return self._constraints_func is None or all(c <= 0 for c in self._constraints_func(t))
 

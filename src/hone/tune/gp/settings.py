@@ -30,6 +30,7 @@ class GPSettings:
     refit_period: int = 5  # ... then at every 5th n
     fit_max: int = 100  # ... on at most this many of them (model.hyper_rows)
     random_share: float = 0.0  # this share of the model's suggestions (a seeded coin) are uniform random instead
+    tpe_share: float = 0.0  # ... are Optuna's multivariate TPE's instead, unless already measured (0059)
     # trust region (0006)
     trust_region: bool = True
     tr_candidates: int = 500
