@@ -106,12 +106,10 @@ class HoneGPSampler(BaseSampler):
         if trial.number < self._n_startup or obs is None or len(obs[1]) < 2:
             levels = cand.startup_point(cols, trial.number, self._n_startup, self._seed, rng, seen, self._failed, s)
             return to_params(cols, levels)
-        if s.random_share and np.random.default_rng([self._seed & 0xFFFFFFFF, trial.number, 0x5EA]).random() \
-                < s.random_share:  # interleaved random configurations (a coin of its own stream)
+        if self._coin(trial.number, 0x5EA, s.random_share):  # interleaved random configurations
             levels = cand.startup_point(cols, self._n_startup, self._n_startup, self._seed, rng, seen, self._failed, s)
             return to_params(cols, levels)
-        if s.tpe_share and np.random.default_rng([self._seed & 0xFFFFFFFF, trial.number, 0x7E5]).random() \
-                < s.tpe_share:  # interleaved TPE suggestions (a coin of its own stream)
+        if self._coin(trial.number, 0x7E5, s.tpe_share):  # interleaved TPE suggestions
             params = self._tpe(study, trial, search_space)
             if len(params) == len(cols) and tuple(c.to_level(params[c.name]) for c in cols) not in seen:
                 return params
@@ -198,6 +196,11 @@ class HoneGPSampler(BaseSampler):
         return cv is not None and math.isfinite(float(cv)) and float(cv) >= self.settings.noisy_cv
 
     # -- one suggestion ---------------------------------------------------------------------
+    def _coin(self, number: int, stream: int, share: float) -> bool:
+        """A seeded coin of its own ``stream`` for trial ``number``: True with probability ``share``
+        (no draw at share 0), so switching one mechanism on leaves the others' draws as they were."""
+        return bool(share) and bool(np.random.default_rng([self._seed & 0xFFFFFFFF, number, stream]).random() < share)
+
     def _tpe(self, study: optuna.Study, trial: FrozenTrial,
              search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
         """Optuna's multivariate TPE's suggestion on the same study, seeded by (seed, trial number)
