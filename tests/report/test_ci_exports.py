@@ -125,3 +125,25 @@ def test_summary_escapes_pipes_in_names() -> None:
     data["rows"][0]["comparisons"]["a | b"] = data["rows"][0]["comparisons"].pop("new")
     text = summary.render(data)
     assert "|a \\| b|8|" in text and "**a \\| b**" in text
+
+
+def test_a_metric_that_is_not_a_time_or_a_rate_is_worse_not_slower_in_every_view() -> None:
+    from rich.console import Console
+
+    from hone.report import markdown, terminal
+    from hone.report.gate import gate_failures
+
+    data = cpu_result(1.2)
+    data["metric"], data["unit"] = "bytes", "B"  # a size grew by 20%: "slower" would be wrong
+    assert data["rows"][0]["comparisons"]["new"]["verdict"] == "slower"  # the result's word stays
+    text = summary.render(data, fail_on={"slower"})  # the gate still takes the result's words
+    assert "**new** vs old: **worse**, +20.00%" in text and "new is worse than old: +20.00%" in text
+    assert "slower" not in text.replace("--fail-on slower", "")
+    assert "**worse**" in markdown.render(data)
+    assert gate_failures(data, {"slower"})[0].startswith("new is worse than old")
+    console = Console(width=300, record=True)
+    console.print(terminal.render(data))
+    shown = console.export_text()
+    assert "worse" in shown and "slower" not in shown
+    data["unit"] = "ms"
+    assert "new is slower than old" in summary.render(data, fail_on={"slower"})

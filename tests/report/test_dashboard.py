@@ -79,7 +79,7 @@ def test_dashboard_shows_the_trials_and_notes(pg, tmp_path: Path) -> None:  # ty
 
         note_page = f"http://127.0.0.1:{port}/dashboard/studies/{study_id}/note"
         study_dom = _chromium(tmp_path, note_page, "--dump-dom").stdout
-        assert "verdict: faster" in study_dom and "baseline" in study_dom
+        assert "verdict: better" in study_dom and "baseline" in study_dom  # a score: better, not faster
 
         shot = tmp_path / "dashboard.png"
         res = _chromium(tmp_path, page, "--window-size=1400,1000", f"--screenshot={shot}")

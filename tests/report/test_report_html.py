@@ -58,7 +58,7 @@ def test_study_report_renders_in_headless_chromium(hone, tmp_path, monkeypatch):
     assert n_divs >= 5  # confirmation CI, history, parallel coordinates, slices, importances
     assert dom.count('class="plot-container plotly"') == n_divs
     assert dom.count('class="main-svg"') >= n_divs
-    assert 'id="trials"' in dom and "Verdict: faster" in dom
+    assert 'id="trials"' in dom and "Verdict: better" in dom  # a score: better, not faster
 
     shot = Path(__file__).resolve().parents[2] / "build" / "tune-report.png"
     shot.parent.mkdir(exist_ok=True)

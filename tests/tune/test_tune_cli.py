@@ -79,7 +79,7 @@ def test_tune_finds_confirmed_winner_and_restores_every_knob(workload, hone, sta
     assert "trial 8/8" in res.out and "Recommendation (confirmed)" in res.out
     assert "hone apply" in res.out and (workload / "r.html").exists()
     shown = hone("report", workload / "r.json")  # re-rendered from the result, nothing re-run
-    assert shown.code == 0 and "faster" in shown.out and "Recommendation (confirmed)" in shown.out
+    assert shown.code == 0 and "better" in shown.out and "Recommendation (confirmed)" in shown.out  # a score
     # trial user attrs keep raw repeats, CPU/wall, exit status and the fingerprint
     study = optuna.load_study(study_name="s1", storage=doc["storage"])
     t = study.get_trials(states=(TrialState.COMPLETE,))[0]
@@ -283,3 +283,24 @@ def test_in_a_large_noisy_space_the_model_names_one_candidate(shared: Shared):
     assert res.code == 0, res.err + res.out
     names = [c["name"] for c in json.loads((shared.result_dir / "s.json").read_text())["confirmations"]]
     assert len(names) == 3 and not any("model" in n for n in names)
+
+
+def test_a_size_is_better_or_worse_never_faster(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # a compressor-like benchmark whose metric is a size in bytes (exact runs: a rank-sum confirmation)
+    spec = tmp_path / "hone.yaml"
+    spec.write_text(
+        "name: size\n"
+        "benchmark:\n"
+        "  command: [python3, -c, \"import sys; print('bytes:', 1000 - 100 * int(sys.argv[1]))\", '{x}']\n"
+        "  timeout: 30\n  warmup: 0\n  repeats: 3\n"
+        "metrics:\n  - {name: bytes, extract: {regex: 'bytes: ([0-9]+)'}, goal: minimize, unit: B}\n"
+        "knobs:\n  - {name: x, kind: param, values: [0, 3], default: 0}\n")
+    res = hone("tune", spec, "--max-runs", "12", "--seed", "1", "--json", tmp_path / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["verdict"] == "faster" and doc["units"] == {"bytes": "B"}  # the result's word: better along the goal
+    assert doc["recommended"] == {"x": 3} and doc["improvement_pct"] == pytest.approx(-30.0)
+    shown = hone("report", tmp_path / "r.json")
+    for out in (res.out, shown.out):
+        assert "better" in out and "faster" not in out
+    assert "→ better" in res.out

@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from hone.cli import main
 from hone.cli._common import console, duration_arg, err_console, stdout_for_data
 from hone.core.errors import HoneError, RestoreError
+from hone.core.metrics import verdict_word
 from hone.experiment import Look
 from hone.experiment.compare import (
     RUN_METRICS,
@@ -174,9 +175,10 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
             if sweep_spec and not any("{" + sweep_spec[0] + "}" in a.command for a in arms if a.command):
                 raise HoneError(f"--sweep {sweep_spec[0]}: no command contains {{{sweep_spec[0]}}}")
             progress.update(task, total=(warmup + rounds) * len(arms) * nsweep)
+            unit = RUN_METRICS.get(settings.metric or "wall_time")  # cpu or wall time when not chosen
             result = run_compare(arms, settings, kind="commands", sweep=sweep_spec,
                                  make_variants=lambda sv: command_variants(arms, settings, sv), on_run=on_run,
-                                 on_look=_look_printer(progress, task, len(arms)))
+                                 on_look=_look_printer(progress, task, len(arms), unit))
     console.print(terminal.render(result))
     if export_json:
         write_text(export_json, json_report.render(result))
@@ -209,14 +211,14 @@ class VariantFailedError(HoneError):
     exit_code = 1
 
 
-def _look_printer(progress: Progress, task: Any, nvariants: int) -> Any:
+def _look_printer(progress: Progress, task: Any, nvariants: int, unit: str | None) -> Any:
     """Each look's running CIs; when it goes on, the progress bar grows by the new rounds."""
 
     def on_look(look: Look, row: dict[str, Any]) -> None:
         parts = []
         for name, c in row["comparisons"].items():
             lo, hi = c["ci_pct"]
-            parts.append(f"{name} {c['change_pct']:+.2f}% [{lo:+.2f}%, {hi:+.2f}%] {c['verdict']}")
+            parts.append(f"{name} {c['change_pct']:+.2f}% [{lo:+.2f}%, {hi:+.2f}%] {verdict_word(c['verdict'], unit)}")
         progress.console.print(f"look at {look.rounds} rounds ({100 * (1 - look.alpha):.2f}% CI): "
                                + "; ".join(parts), style="dim", soft_wrap=True)
         if not look.decisive:
@@ -301,7 +303,7 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
             result = run_compare(arms, settings, kind="spec", sweep=sweep_spec, make_variants=make,
                                  spec={"path": str(loaded.path), "name": loaded.spec.name},
                                  spec_text=loaded.path.read_text(), metric_unit=unit, on_run=on_run,
-                                 on_look=_look_printer(progress, task, len(arms)))
+                                 on_look=_look_printer(progress, task, len(arms), unit))
             why = "chosen with --metric" if args and settings.metric != spec_metric.name else "the spec's first metric"
             result["metric_reason"] = with_counter(why, settings.metric)
         finally:

@@ -95,3 +95,25 @@ def _succeeded(run: Any) -> bool:
 
 
 __all__ = ["BUILTIN", "SUMMARY", "BuiltinMetric", "figures", "means", "of_run", "value"]
+
+
+#: Units of time, and of work that stands for it: a metric in one of these, or in a rate (a unit
+#: per second, minute or hour), gets faster or slower.
+TIME_UNITS = frozenset({"s", "sec", "ms", "us", "µs", "ns", "min", "h", "cycles", "instructions"})
+RATE_UNITS = frozenset({"qps", "tps", "rps", "iops", "hz", "fps"})
+_PER = ("/s", "/sec", "/second", "/min", "/minute", "/h", "/hour")
+
+
+def is_speed(unit: str | None) -> bool:
+    """Is a metric in ``unit`` a time or a rate (so "faster" is the word for better)?"""
+    u = (unit or "").strip().lower()
+    return u in TIME_UNITS or u in RATE_UNITS or u.replace(" ", "").endswith(_PER)
+
+
+def verdict_word(verdict: str, *units: str | None) -> str:
+    """A verdict as reports show it. Results say "faster"/"slower" for better/worse along the
+    goal; that is the word when every metric the verdict is about is a time or a rate, and
+    "better"/"worse" otherwise (a size, a score, an error rate, a unit nobody named)."""
+    if units and all(is_speed(u) for u in units):
+        return verdict
+    return {"faster": "better", "slower": "worse"}.get(verdict, verdict)

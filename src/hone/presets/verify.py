@@ -24,6 +24,7 @@ from typing import Any
 
 from hone.core.errors import HoneError
 from hone.core.fingerprint import fingerprint
+from hone.core.metrics import verdict_word
 from hone.knobs import driver_for
 from hone.presets.bind import Planned
 from hone.presets.model import Preset
@@ -167,15 +168,15 @@ def verify_preset(preset: Preset, loaded: LoadedSpec, planned: list[Planned], *,
                          seed=seed + 100, threshold=threshold, on_run=on_run)
         finally:
             problems = configurator.restore()
-    kept, why = _decide(conf, abl)
+    kept, why = _decide(conf, abl, [m.unit for m in objective.metrics])
     return Outcome(preset, str(loaded.path), planned, measured, conf, abl, kept, why, abl.rounds, started,
                    time.time(), problems, fingerprint(loaded.path.read_text()))
 
 
-def _decide(conf: Confirmation, abl: Ablation) -> tuple[list[str], str]:
+def _decide(conf: Confirmation, abl: Ablation, units: list[str | None]) -> tuple[list[str], str]:
     """What to keep from the confirmation and the ablation (module docstring)."""
     comp = conf.comparison
-    whole = f"the preset vs the current configuration: {comp.verdict}, {_pct(comp)}"
+    whole = f"the preset vs the current configuration: {verdict_word(comp.verdict, *units)}, {_pct(comp)}"
     if abl.recommended == "minimal":
         return list(abl.minimal), f"the kept settings beat the current configuration ({abl.why}); {whole}"
     if comp.improved:

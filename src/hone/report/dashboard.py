@@ -22,6 +22,7 @@ import optuna
 from optuna.trial import FrozenTrial, TrialState
 
 from hone.core.errors import import_extra
+from hone.core.metrics import verdict_word
 from hone.report.formats import in_todays_words
 
 REFRESH_S = 10.0
@@ -80,7 +81,8 @@ def study_note(study: optuna.Study) -> str:
             lines.append(f"| {name} | {_num(mean)} | {'' if cv is None else f'{cv * 100:.1f}%'} |")
     result = in_todays_words(ua.get("hone_result"))  # any hone-tune version (a study outlives hones)
     if result:
-        lines += ["", "### confirmation", "", f"**verdict: {result.get('verdict')}**"]
+        verdict = verdict_word(str(result.get("verdict")), *(result.get("units") or {}).values())
+        lines += ["", "### confirmation", "", f"**verdict: {verdict}**"]
         if result.get("improvement_pct") is not None:
             ci = result.get("ci_pct") or [None, None]
             lines.append(f"change {_num(result['improvement_pct'])}% (95% CI {_num(ci[0])} … {_num(ci[1])}), "

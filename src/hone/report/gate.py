@@ -11,6 +11,7 @@ from collections.abc import Collection
 from typing import Any
 
 from hone.core.errors import GateFailedError, HoneError
+from hone.core.metrics import verdict_word
 from hone.report.base import ci_label, ci_text, pct, row_label
 
 # Every verdict compare_paired gives; ``slower`` is the usual gate, ``inconclusive`` the strict one.
@@ -39,8 +40,9 @@ def gate_failures(data: dict[str, Any], verdicts: Collection[str]) -> list[str]:
         for name, c in row["comparisons"].items():
             if c["verdict"] not in verdicts:
                 continue
-            relation = {"faster": "faster than", "slower": "slower than",
-                        "equivalent": "equivalent to"}.get(c["verdict"], "inconclusive against")
+            word = verdict_word(c["verdict"], data.get("unit"))
+            relation = f"{word} than" if c["verdict"] in ("faster", "slower") else {
+                "equivalent": "equivalent to"}.get(c["verdict"], "inconclusive against")
             out.append(f"{label + ': ' if label else ''}{name} is {relation} {data['reference']}: "
                        f"{pct(c['change_pct'], sign=True)}, {ci_label(data, row)} {ci_text(c)}")
     return out

@@ -20,6 +20,7 @@ from optuna.trial import TrialState
 from sqlalchemy.exc import SQLAlchemyError
 
 from hone.core.errors import HoneError
+from hone.core.metrics import verdict_word
 from hone.core.paths import default_storage_url
 from hone.report import formats
 from hone.report.base import ci_name
@@ -145,7 +146,7 @@ def _summary_html(doc: dict[str, Any] | None) -> str:
         r = rec.get(name)
         rows.append(f"<tr><td class=l>{html.escape(name)}</td><td>{_fmt(b)}</td><td>{_fmt(r) if r is not None else '–'}"
                     "</td></tr>")
-    verdict = html.escape(str(doc.get("verdict")))
+    verdict = html.escape(verdict_word(str(doc.get("verdict")), *(doc.get("units") or {}).values()))
     ci = doc.get("ci_pct")
     change = doc.get("improvement_pct")
     level = ci_name((best.get("comparison") or {}).get("confidence"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from hone.core.metrics import verdict_word
 from hone.experiment.compare import metric_value
 from hone.report.base import (
     ci_label_rows,
@@ -82,7 +83,7 @@ def render(data: dict[str, Any]) -> str:
             c = r["comparison"]
             out.append(f"|{r['value']}|{r['variant']}|{num(_scaled(r['ref_mean'], factor))}|"
                        f"{num(_scaled(r['mean'], factor))}|{num(r['speedup'])}|{pct(c['change_pct'], sign=True)}|"
-                       f"{ci_text(c)}|**{c['verdict']}**|")
+                       f"{ci_text(c)}|**{verdict_word(c['verdict'], data.get('unit'))}**|")
     warnings = [w for row in data["rows"] for w in row.get("warnings", [])] + data.get("warnings", [])
     if warnings:
         out += ["", *[f"- warning: {w}" for w in warnings]]
@@ -104,8 +105,9 @@ def verdict_table(data: dict[str, Any]) -> list[str]:
             c = row["comparisons"].get(n)
             if c is None:
                 continue
+            verdict = verdict_word(c["verdict"], data.get("unit"))
             out.append(f"|{label}|{n}|{num(c['ratio'], 4)}|{pct(c['change_pct'], sign=True)}|{ci_text(c)}|"
-                       f"{p_text(c['p_value'] if c['p_value'] is not None else math.nan)}|**{c['verdict']}**|"
+                       f"{p_text(c['p_value'] if c['p_value'] is not None else math.nan)}|**{verdict}**|"
                        f"{mde_text(c['mde_pct'])}|")
     return out
 

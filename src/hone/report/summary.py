@@ -15,6 +15,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
+from hone.core.metrics import verdict_word
 from hone.report.base import ci_label, ci_text, display_scale, num, p_text, pct, row_label, write_text
 from hone.report.gate import VERDICTS, gate_failures
 from hone.report.markdown import rounds_text, verdict_table
@@ -29,8 +30,9 @@ def verdict_line(data: dict[str, Any], row: dict[str, Any], name: str) -> str:
     c = row["comparisons"][name]
     label = row_label(data, row)
     p = c["p_value"] if c["p_value"] is not None else math.nan
+    verdict = verdict_word(c["verdict"], data.get("unit"))
     line = (f"- {label + ': ' if label else ''}**{_cell(name)}** vs {_cell(data['reference'])}: "
-            f"**{c['verdict']}**, {pct(c['change_pct'], sign=True)} ({ci_label(data, row)} {ci_text(c)}, "
+            f"**{verdict}**, {pct(c['change_pct'], sign=True)} ({ci_label(data, row)} {ci_text(c)}, "
             f"p={p_text(p)}, {c['n']} rounds)")
     if c.get("reason") and c["verdict"] in ("equivalent", "inconclusive"):
         line += f" — {c['reason']}"

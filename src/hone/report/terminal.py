@@ -9,6 +9,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from hone.core.metrics import verdict_word
 from hone.report.base import (
     ci_label,
     ci_label_rows,
@@ -25,9 +26,9 @@ from hone.report.base import (
 _VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "equivalent": "bold", "inconclusive": "yellow"}
 
 
-def _verdict_text(c: dict[str, Any]) -> Text:
+def _verdict_text(c: dict[str, Any], unit: str | None) -> Text:
     verdict = c["verdict"]
-    text = Text(verdict, style=_VERDICT_STYLE.get(verdict, ""))
+    text = Text(verdict_word(verdict, unit), style=_VERDICT_STYLE.get(verdict, ""))
     if c.get("reason") and verdict in ("equivalent", "inconclusive"):
         text.append(f" ({c['reason']})", style="dim")
     return text
@@ -60,7 +61,8 @@ def render_row(data: dict[str, Any], row: dict[str, Any]) -> Table:
             cmp_cells: list[RenderableType] = [Text("reference", style="dim"), "", "", ""]
         else:
             cmp_cells = [f"×{num(c['ratio'], 4)} ({pct(c['change_pct'], sign=True)})", ci_text(c),
-                         p_text(c["p_value"] if c["p_value"] is not None else math.nan), _verdict_text(c)]
+                         p_text(c["p_value"] if c["p_value"] is not None else math.nan),
+                         _verdict_text(c, data.get("unit"))]
         n = str(s["n"]) if s else "0"
         table.add_row(name, n, failed_txt, *stats, *cmp_cells)
     return table
@@ -80,7 +82,7 @@ def render_sweep(data: dict[str, Any]) -> Table:
         table.add_row(str(r["value"]), r["variant"],
                       num(r["ref_mean"] * factor if r["ref_mean"] is not None else None, 3),
                       num(r["mean"] * factor if r["mean"] is not None else None, 3), f"×{num(r['speedup'])}",
-                      pct(c["change_pct"], sign=True), ci_text(c), _verdict_text(c))
+                      pct(c["change_pct"], sign=True), ci_text(c), _verdict_text(c, data.get("unit")))
     return table
 
 

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hone.core.durations import format_duration
+from hone.core.metrics import verdict_word
 from hone.report.base import ci_name
 
 
@@ -28,13 +29,14 @@ def render(data: dict[str, Any]) -> Group:
     for col in ("metric", "baseline", "recommendation" if data.get("recommended") else "best candidate",
                 "change", ci_name((best.get("comparison") or {}).get("confidence")), "p", "verdict"):
         table.add_column(col, justify="left" if col in ("metric", "verdict") else "right")
+    units = data.get("units") or {}  # results written before units were: "better"/"worse"
     for name, comp in (best.get("metrics") or {}).items():
         ci = comp.get("ci_pct") or [None, None]
         base, cand = (best.get("baseline_means") or {}).get(name), (best.get("means") or {}).get(name)
         table.add_row(name, _num(base), _num(cand),
                       f"{comp['change_pct']:+.2f}%" if comp.get("change_pct") is not None else "–",
                       f"{ci[0]:+.2f}% … {ci[1]:+.2f}%" if None not in ci else "–",
-                      _num(comp.get("p_value")), str(comp.get("verdict")))
+                      _num(comp.get("p_value")), verdict_word(str(comp.get("verdict")), units.get(name)))
     lines: list[Table | Text] = [table]
     rec = data.get("recommended")
     if rec:

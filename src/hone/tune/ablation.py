@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from hone.core.metrics import means
+from hone.core.metrics import means, verdict_word
 from hone.knobs.base import same_text
 from hone.run.benchmark import Measurement
 from hone.run.configure import Configurator
@@ -167,8 +167,9 @@ def ablate(
     vs_base, per_metric = judged[BASELINE, MINIMAL]
     vs_winner, _ = judged[WINNER, MINIMAL]
     result.minimal_vs_baseline, result.minimal_vs_winner = vs_base, vs_winner
+    units = [m.unit for m in objective.metrics]
     if not vs_base.improved:
-        result.why = (f"the minimal configuration did not beat the baseline ({vs_base.verdict}, "
+        result.why = (f"the minimal configuration did not beat the baseline ({verdict_word(vs_base.verdict, *units)}, "
                       f"{_pct_ci(vs_base)})")
     elif vs_winner.verdict == "slower":
         result.why = (f"the minimal configuration is measurably worse than the winner ({_pct_ci(vs_winner)}): "
@@ -176,7 +177,7 @@ def ablate(
     else:
         result.recommended = "minimal"
         result.why = (f"it beats the baseline ({_pct_ci(vs_base)}) and is not measurably worse than the winner "
-                      f"({_pct_ci(vs_winner)}, {vs_winner.verdict})")
+                      f"({_pct_ci(vs_winner)}, {verdict_word(vs_winner.verdict, *units)})")
         name = f"{winner.candidate.name} minimal"
         result.confirmation = Confirmation(
             Candidate(name, winner.candidate.trial_number, minimal, {}), vs_base,

@@ -216,6 +216,7 @@ class TuneResult:
             "best_candidate": best_conf.to_dict() if best_conf else None,
             "confirmations": [c.to_dict() for c in self.confirmations],
             "objective": {"mode": self.objective.mode, "label": self.objective.label},
+            "units": {m.name: m.unit or "" for m in self.objective.metrics},
             "importances": self.importances,
             "trials": self.trials,
             "failed_trials": self.failed_trials,

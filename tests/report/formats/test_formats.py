@@ -228,7 +228,7 @@ def test_tune_1_written_before_the_new_verdicts_reads_as_inconclusive(hone, tmp_
     assert res.code == 0 and doc["study"] in res.out, res.err
     res = hone("report", path, "--html", tmp_path / "r.html")
     assert res.code == 0, res.err
-    assert "Verdict: faster" in (tmp_path / "r.html").read_text()
+    assert "Verdict: better" in (tmp_path / "r.html").read_text()  # it names no unit: a score
     exported = json.loads(hone("report", path, "--json", "-").out)  # the document as written
     assert exported.keys() == doc.keys() and exported["ablation"]["minimal_vs_winner"]["verdict"] == "no difference"
 

@@ -242,6 +242,7 @@ class TuneV2(TypedDict):
     best_candidate: ConfirmationV2 | None
     confirmations: list[ConfirmationV2]
     objective: ObjectiveV2
+    units: NotRequired[dict[str, str]]  # added within version 2: each scored metric's unit ("" = none given)
     importances: dict[str, float]
     trials: int
     failed_trials: int
