@@ -55,6 +55,16 @@ def value(run: Any, name: str) -> float:
     return math.nan if got is None else float(got)
 
 
+def metric_value(run: dict[str, Any], metric: str) -> float:
+    """One stored run's value of ``metric`` (NaN for a failed run or a missing metric)."""
+    if run.get("error") is not None:
+        return math.nan
+    if metric in (run.get("metrics") or {}):
+        got = run["metrics"][metric]
+        return math.nan if got is None else float(got)  # JSON stores NaN as null
+    return value(run, metric) if metric in BUILTIN else math.nan
+
+
 #: The built-in metrics every summary of runs shows beside the spec's own: what a run cost in time.
 SUMMARY: tuple[str, ...] = ("cpu_time", "wall_time")
 

@@ -33,7 +33,7 @@ from typing import Any
 from hone import __version__
 from hone.core.errors import HoneError
 from hone.core.fingerprint import fingerprint
-from hone.core.metrics import BUILTIN
+from hone.core.metrics import BUILTIN, metric_value
 from hone.core.metrics import value as builtin_value
 from hone.core.process import run_process
 from hone.core.shell_text import bind_argv
@@ -271,16 +271,6 @@ def spec_variants(
         variants.append(Variant(name=arm.name, run=run, prepare=prepare,
                                 cleanup=_hook(arm.cleanup, settings, "--cleanup")))
     return variants
-
-
-def metric_value(run: dict[str, Any], metric: str) -> float:
-    """One run's value of ``metric`` (NaN for a failed run or a missing metric)."""
-    if run.get("error") is not None:
-        return math.nan
-    if metric in (run.get("metrics") or {}):
-        value = run["metrics"][metric]
-        return math.nan if value is None else float(value)  # JSON stores NaN as null
-    return builtin_value(run, metric) if metric in BUILTIN else math.nan
 
 
 def available_cpu_share(duration_s: float = 0.03) -> float:

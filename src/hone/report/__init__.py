@@ -6,59 +6,48 @@ in :mod:`hone.report.formats`) into text; ``hone report`` picks one from :data:`
 by the result's kind and the output asked for, and never re-runs anything.
 """
 
-from collections.abc import Callable
+import importlib
 from typing import Any
 
-from hone.diagnose.report_markdown import render_markdown
-from hone.report import (
-    analyse_terminal,
-    diagnose_terminal,
-    libswap_terminal,
-    pgo_markdown,
-    pgo_terminal,
-    preset_terminal,
-    run_terminal,
-    terminal,
-    tune_terminal,
-    verify_terminal,
-)
-from hone.report import benchstat as benchstat_report
-from hone.report import bmf as bmf_report
-from hone.report import csv as csv_report
-from hone.report import gab as gab_report
-from hone.report import hyperfine as hyperfine_report
-from hone.report import json as json_report
-from hone.report import markdown as md_report
-from hone.report import summary as summary_report
 from hone.report.base import format_family, load_result
 
+
+class _Renderer:
+    """``module.function``, imported on first call: ``hone report`` loads only the exporter it
+    runs (the doctor's markdown alone pulls in the whole diagnose package, ~0.5 s a start)."""
+
+    def __init__(self, target: str) -> None:
+        self.module, self.function = target.rsplit(".", 1)
+
+    def __call__(self, data: dict[str, Any]) -> Any:
+        return getattr(importlib.import_module(self.module), self.function)(data)
+
+
+def _kind(**outputs: str) -> dict[str, _Renderer]:
+    return {out: _Renderer(target) for out, target in outputs.items()}
+
+
+_R = "hone.report."
 # kind (hone.report.formats.Format.kind) → {output → render(data)}; "terminal" returns a rich
 # renderable, every other output text. Every kind also has "json" (the document itself).
-RENDERERS: dict[str, dict[str, Callable[[dict[str, Any]], Any]]] = {
-    "compare": {
-        "terminal": terminal.render,
-        "markdown": md_report.render,
-        "csv": csv_report.render,
-        "json": json_report.render,
-        "hyperfine": hyperfine_report.render,
-        "bmf": bmf_report.render,
-        "gab": gab_report.render,
-        "benchstat": benchstat_report.render,
-        "summary": summary_report.render,
-    },
-    "tune": {"terminal": tune_terminal.render},
-    "worker": {"terminal": run_terminal.render_worker},
-    "run": {"terminal": run_terminal.render},
-    "pgo": {"terminal": pgo_terminal.render, "markdown": pgo_markdown.render},
-    "pgo-manifest": {"terminal": pgo_terminal.render_manifest},
-    "doctor": {"terminal": diagnose_terminal.render_doctor, "markdown": render_markdown},
-    "profile": {"terminal": diagnose_terminal.render_profile},
-    "capabilities": {"terminal": diagnose_terminal.render_capabilities},
-    "libswap": {"terminal": libswap_terminal.render},
-    "libswap-show": {"terminal": libswap_terminal.render_show},
-    "verify": {"terminal": verify_terminal.render},
-    "analyse": {"terminal": analyse_terminal.render},
-    "preset-verify": {"terminal": preset_terminal.render_verify},
+RENDERERS: dict[str, dict[str, _Renderer]] = {
+    "compare": _kind(terminal=_R + "terminal.render", markdown=_R + "markdown.render", csv=_R + "csv.render",
+                     json=_R + "json.render", hyperfine=_R + "hyperfine.render", bmf=_R + "bmf.render",
+                     gab=_R + "gab.render", benchstat=_R + "benchstat.render", summary=_R + "summary.render"),
+    "tune": _kind(terminal=_R + "tune_terminal.render"),
+    "worker": _kind(terminal=_R + "run_terminal.render_worker"),
+    "run": _kind(terminal=_R + "run_terminal.render"),
+    "pgo": _kind(terminal=_R + "pgo_terminal.render", markdown=_R + "pgo_markdown.render"),
+    "pgo-manifest": _kind(terminal=_R + "pgo_terminal.render_manifest"),
+    "doctor": _kind(terminal=_R + "diagnose_terminal.render_doctor",
+                    markdown="hone.diagnose.report_markdown.render_markdown"),
+    "profile": _kind(terminal=_R + "diagnose_terminal.render_profile"),
+    "capabilities": _kind(terminal=_R + "diagnose_terminal.render_capabilities"),
+    "libswap": _kind(terminal=_R + "libswap_terminal.render"),
+    "libswap-show": _kind(terminal=_R + "libswap_terminal.render_show"),
+    "verify": _kind(terminal=_R + "verify_terminal.render"),
+    "analyse": _kind(terminal=_R + "analyse_terminal.render"),
+    "preset-verify": _kind(terminal=_R + "preset_terminal.render_verify"),
 }
 
 __all__ = ["RENDERERS", "format_family", "load_result"]

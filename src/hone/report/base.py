@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hone.core.errors import HoneError
-from hone.experiment.compare import metric_value
+from hone.core.metrics import metric_value
 
 
 def load_result(path: str | Path) -> dict[str, Any]:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from hone.core.metrics import verdict_word
-from hone.experiment.compare import metric_value
+from hone.core.metrics import metric_value, verdict_word
 from hone.report.base import (
     ci_label_rows,
     ci_text,
