@@ -197,7 +197,8 @@ class GPModel:
         if (optimize and s.length_scale_prior is not None and len(y) >= s.prior_after
                 and not enumerable(cols, s.enumerate_limit)):
             optimizer = map_optimizer(s.length_scale_prior)
-        gp = GaussianProcessRegressor(kernel, normalize_y=False, n_restarts_optimizer=0, random_state=0,
+        restarts = s.fit_restarts if optimize else 0
+        gp = GaussianProcessRegressor(kernel, normalize_y=False, n_restarts_optimizer=restarts, random_state=0,
                                       optimizer=optimizer)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
