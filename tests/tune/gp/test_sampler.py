@@ -675,3 +675,17 @@ def test_the_first_trial_is_a_start_from_the_stored_space_never_the_baseline():
     assert len({tuple(p.values()) for p in firsts}) >= 4  # still spread over the space by the seed
     randoms = [_first_trial(False, seed) for seed in range(30)]
     assert {"a": 0, "b": "p"} in randoms
+
+
+def test_fit_restarts_never_end_at_a_lower_likelihood_than_the_single_start():
+    def fn(p: dict) -> float:
+        return 1.0 + math.sin(p["x"] / 2) ** 2 + ((p["y"] - 30) / 40) ** 2
+
+    dists = {"x": IntDistribution(0, 60), "y": IntDistribution(0, 60)}
+    study = _searched(HoneGPSampler(seed=5), dists, fn, 15)
+    cols = columns(dists)
+    one, three = HoneGPSampler(seed=5), HoneGPSampler(seed=5, fit_restarts=2)
+    data = one._observations(study, study.trials, cols, with_running=False)[:2]
+    single, restarted = one.model.fit(cols, data), three.model.fit(cols, data)
+    assert restarted.log_marginal_likelihood_value_ >= single.log_marginal_likelihood_value_ - 1e-9
+    assert restarted.n_restarts_optimizer == 2 and single.n_restarts_optimizer == 0
