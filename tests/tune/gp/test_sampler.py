@@ -24,6 +24,7 @@ from hone.tune.gp import (
     trust_region_length,
 )
 from hone.tune.gp import candidates as gp_candidates
+from hone.tune.gp.encoding import encode
 from hone.tune.objective import Objective
 from hone.tune.samplers import make_sampler
 
@@ -373,9 +374,9 @@ def test_thompson_samples_model_the_ranks_and_ei_log_y(monkeypatch):
     seen_y: list[tuple[bool, np.ndarray]] = []
     original = HoneGPSampler._ei_argmax
 
-    def spy(self, cols, data, rng, seen, n_done, thompson=False, start=None):  # type: ignore[no-untyped-def]
+    def spy(self, cols, data, rng, seen, n_done, thompson=False, start=None, lcb=False):  # type: ignore[no-untyped-def]
         seen_y.append((thompson, data[1][:n_done].copy()))
-        return original(self, cols, data, rng, seen, n_done, thompson=thompson, start=start)
+        return original(self, cols, data, rng, seen, n_done, thompson=thompson, start=start, lcb=lcb)
 
     monkeypatch.setattr(HoneGPSampler, "_ei_argmax", spy)
     study = _noisy_bowl_study(2, 0.05)
@@ -689,3 +690,30 @@ def test_fit_restarts_never_end_at_a_lower_likelihood_than_the_single_start():
     single, restarted = one.model.fit(cols, data), three.model.fit(cols, data)
     assert restarted.log_marginal_likelihood_value_ >= single.log_marginal_likelihood_value_ - 1e-9
     assert restarted.n_restarts_optimizer == 2 and single.n_restarts_optimizer == 0
+
+
+def test_an_lcb_suggestion_is_the_lowest_confidence_bound_among_the_unmeasured():
+    # a table small enough to enumerate: with every suggestion by LCB (0061) the pick is the
+    # unmeasured configuration with the lowest μ − κσ of the GP the sampler fitted
+    dists = {"x": IntDistribution(0, 30), "y": IntDistribution(0, 5)}
+
+    def fn(p: dict) -> float:
+        return 1.0 + ((p["x"] - 21) / 10) ** 2 + 0.3 * abs(p["y"] - 2)
+
+    sampler = HoneGPSampler(seed=2, thompson_share=0.0, lcb_share=1.0, lcb_kappa=3.0)
+    study = _searched(sampler, dists, fn, 12)
+    cols = columns(dists)
+    levels, y, _ = sampler._observations(study, study.trials, cols, with_running=False)
+    gp = sampler.model.fit(cols, (levels, y))
+    grid = np.array([[x, yy] for x in range(31) for yy in range(6)], dtype=float)
+    mu, sd = gp.predict(encode(cols, grid), return_std=True)
+    bound = mu - 3.0 * sd
+    measured = {(t.params["x"], t.params["y"]) for t in study.trials}
+    bound[[(int(x), int(yy)) in measured for x, yy in grid]] = np.inf
+    nxt = study.ask(dists)
+    assert (nxt.params["x"], nxt.params["y"]) == tuple(int(v) for v in grid[int(np.argmin(bound))])
+    ei = HoneGPSampler(seed=2, thompson_share=0.0)  # the default (EI) picks elsewhere here
+    ei_study = optuna.create_study(sampler=ei)
+    for t in study.trials[:-1]:
+        ei_study.add_trial(t)
+    assert ei_study.ask(dists).params != nxt.params

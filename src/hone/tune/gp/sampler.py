@@ -121,8 +121,9 @@ class HoneGPSampler(BaseSampler):
         if thompson and s.thompson_warp != s.warp:  # the Thompson half has an output model of its own
             obs = self._observations(study, trials, cols, with_running=True, exclude=trial.number,
                                      warp=s.thompson_warp, base=base)
+        lcb = not thompson and self._coin(trial.number, 0x1CB, s.lcb_share)
         levels = self._ei_argmax(cols, obs[:2], rng, seen, n_done=obs[2], thompson=thompson,
-                                 start=self._n_startup + (base is not None))
+                                 start=self._n_startup + (base is not None), lcb=lcb)
         return to_params(cols, levels)
 
     def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
@@ -260,9 +261,10 @@ class HoneGPSampler(BaseSampler):
 
     def _ei_argmax(self, cols: list[Column], data: Data, rng: np.random.Generator,
                    seen: set[tuple[float, ...]], n_done: int, thompson: bool = False, *,
-                   start: int) -> list[float]:
+                   start: int, lcb: bool = False) -> list[float]:
         """The candidate with the largest log EI (``thompson``: the smallest value of one joint
-        posterior sample); ``data``'s first ``n_done`` rows are completed trials in trial order
+        posterior sample; ``lcb``: the smallest lower confidence bound μ − κσ); ``data``'s first
+        ``n_done`` rows are completed trials in trial order
         (the trust region's history; its first ``start`` rows are the starts)."""
         s = self.settings
         gp = self.model.fit(cols, data)
@@ -272,7 +274,7 @@ class HoneGPSampler(BaseSampler):
 
         def score(cands: np.ndarray) -> np.ndarray:
             mu, sd = gp.predict(encode(cols, cands), return_std=True)
-            out = log_expected_improvement(mu, sd, best)
+            out = -(mu - s.lcb_kappa * sd) if lcb else log_expected_improvement(mu, sd, best)
             return np.where(unmeasured(cands, seen), out, -np.inf)
 
         if enumerable(cols, s.enumerate_limit):
