@@ -246,14 +246,13 @@ def _print_result(result: TuneResult) -> None:
             f"{comp.ci_pct[0]:+.2f}% … {comp.ci_pct[1]:+.2f}%" if comp else "",
             f"{comp.p_value:.3g}" if comp else "", verdict_word(comp.verdict, m.unit) if comp else "")
     console.print(table)
-    units = [m.unit for m in result.objective.metrics]
     for c in result.confirmations:
         comp = c.comparison
         won = c is result.winner or (result.ablation is not None and c.candidate.name == result.ablation.winner)
         mark = "✔" if won else " "
         console.print(Text.assemble(" ", (mark, "green"), f" {c.candidate.name}: {comp.change_pct:+.2f}% "
                                     f"[{comp.ci_pct[0]:+.2f}%, {comp.ci_pct[1]:+.2f}%] p={comp.p_value:.3g} "
-                                    f"n={comp.n} → {verdict_word(comp.verdict, *units)}"
+                                    f"n={comp.n} → {verdict_word(comp.verdict, *result.objective.units)}"
                                     f"{' (' + comp.reason + ')' if comp.reason else ''}  "
                                     f"{_short(c.candidate.config, 8)}"))
     if result.importances:

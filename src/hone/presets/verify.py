@@ -168,7 +168,7 @@ def verify_preset(preset: Preset, loaded: LoadedSpec, planned: list[Planned], *,
                          seed=seed + 100, threshold=threshold, on_run=on_run)
         finally:
             problems = configurator.restore()
-    kept, why = _decide(conf, abl, [m.unit for m in objective.metrics])
+    kept, why = _decide(conf, abl, objective.units)
     return Outcome(preset, str(loaded.path), planned, measured, conf, abl, kept, why, abl.rounds, started,
                    time.time(), problems, fingerprint(loaded.path.read_text()))
 

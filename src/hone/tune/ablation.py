@@ -167,7 +167,7 @@ def ablate(
     vs_base, per_metric = judged[BASELINE, MINIMAL]
     vs_winner, _ = judged[WINNER, MINIMAL]
     result.minimal_vs_baseline, result.minimal_vs_winner = vs_base, vs_winner
-    units = [m.unit for m in objective.metrics]
+    units = objective.units
     if not vs_base.improved:
         result.why = (f"the minimal configuration did not beat the baseline ({verdict_word(vs_base.verdict, *units)}, "
                       f"{_pct_ci(vs_base)})")

@@ -45,6 +45,11 @@ class Objective:
         return [_direction(m.goal) for m in self.metrics]
 
     @property
+    def units(self) -> list[str | None]:
+        """The scored metrics' units: what a verdict on the objective is about (verdict_word)."""
+        return [m.unit for m in self.metrics]
+
+    @property
     def label(self) -> str:
         """What the objective value means, for humans (with its unit)."""
         if self.mode == "single":
