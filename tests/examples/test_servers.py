@@ -47,7 +47,7 @@ EXAMPLES = {
                           ("-T", "1"), ("-t", "200"), ("synchronous_commit", "commit_delay"),
                           ("synchronous_commit", "off"),
                           ("/usr/lib/postgresql/15/bin/postgres", "pgbench")),
-    "redis": Example("redis", "56379", "build/examples/redis/redis.conf", "redis.conf", ("-n", "2000"), None,
+    "redis": Example("redis", "56379", "build/examples/redis/redis.conf", "redis.conf", ("-n", "5000"), None,
                      ("appendfsync", "io_threads"), ("appendfsync", "everysec"),
                      ("redis-server", "redis-cli", "redis-benchmark")),
     "nginx": Example("nginx", "58080", "build/examples/nginx/nginx.conf", "nginx.conf", ("-d", "1s"), None,
@@ -150,19 +150,20 @@ def test_example_tune_finds_the_costly_setting_and_leaves_nothing_behind(  # typ
     conf = root / example.conf
     original = conf.read_bytes()
     out = root / "tune.json"
-    # Every configuration once (grid), one run each; 8 interleaved confirmation rounds of the
-    # best one against the baseline: p < 0.05 survives one round that goes the other way.
+    # Every configuration once (grid), one run each; 10 interleaved confirmation rounds of the
+    # best one against the baseline: p < 0.05 survives two rounds that go the other way (a
+    # loaded machine slows some runs of either arm).
     res = hone("tune", spec, "--sampler", "grid", "--trials", str(_grid_size(spec)), "--repeats", "1",
-               "--confirm", "8", "--top-k", "1", "--no-ablation", "--json", out, cwd=root, timeout=400)
+               "--confirm", "10", "--top-k", "1", "--no-ablation", "--json", out, cwd=root, timeout=400)
     assert res.code == 0, res.out[-3000:] + res.err[-3000:]
     _no_leftovers(root, port)
     assert conf.read_bytes() == original
     assert hone("status").out.strip() == NOTHING_CHANGED
     doc = json.loads(out.read_text())
     assert doc["failed_trials"] == 0, res.out[-3000:]
+    assert doc["verdict"] == "faster", (doc["recommended"], doc["improvement_pct"], doc["ci_pct"], res.out[-3000:])
     knob, want = example.bad
     got = doc["recommended"].get(knob)
-    assert doc["verdict"] == "faster", (doc["recommended"], doc["improvement_pct"], doc["ci_pct"])
     assert (got not in (None, 0, "0")) if want == "!0" else (str(got) == want), doc["recommended"]
     assert doc["improvement_pct"] > 20 and doc["ci_pct"][0] > 0
 

@@ -272,6 +272,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     events = events or TuneEvents()
     phase = events.on_phase or (lambda p, m: None)
     clock = TimeBudget(settings.max_time)  # --max-time counts from here
+    started = time.time()  # the same moment, as the result's start
     workers = settings.workers.count if settings.workers else 1
     if settings.max_time is not None and workers > 1:
         raise HoneError("--max-time needs the trials in this process, not in --workers",
@@ -311,7 +312,6 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     sampler = make_sampler(settings.sampler, seed=seed, n_trials=trials_cap,
                            constraints_func=constraints_from_attrs if objective.constrained else None,
                            random_starts=settings.random_starts, distributions=space.distributions)
-    started = time.time()
     system = [d for d in (driver_for(k) for k in spec.knobs) if d.changes_system]
     with machine_lock_if(changes_machine(loaded), f"hone tune {loaded.path}"):
         journal = Journal()
