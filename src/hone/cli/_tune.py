@@ -10,7 +10,6 @@ import click
 import optuna
 import yaml
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from rich.text import Text
 
 from hone.cli import main
@@ -29,7 +28,13 @@ from hone.core.metrics import verdict_word
 from hone.core.paths import state_dir
 from hone.fleet.local import LocalWorkers
 from hone.report.base import ci_name
-from hone.report.tune_terminal import ablation_lines, budget_lines, recommendation_kind, risk_lines
+from hone.report.tune_terminal import (
+    ablation_lines,
+    budget_lines,
+    recommendation_kind,
+    result_table,
+    risk_lines,
+)
 from hone.run.conflicts import check_conflicts
 from hone.tune import SAMPLERS, TrialOutcome, TuneEvents, TuneResult, TuneSettings, finished_trials, tune
 from hone.tune.confirm import keep_reason
@@ -227,24 +232,9 @@ def _save_translation(loaded: Any) -> Path:
 
 def _print_result(result: TuneResult) -> None:
     doc = result.to_json()
-    table = Table(title=f"hone tune {result.spec_name}: baseline vs recommendation (means of the runs the "
-                        "confirmation compared)")
-    best = result.winner or (result.confirmations[0] if result.confirmations else None)
-    for col in ("metric", "baseline", "recommendation", "change",
-                ci_name(best.comparison.confidence if best else None), "p", "verdict"):
-        table.add_column(col, justify="left" if col in ("metric", "verdict") else "right")
-    for m in result.objective.metrics:
-        base = result.baseline.get("means", {}).get(m.name)
-        if best is None:
-            table.add_row(m.name, fmt_num(base) if base is not None else "–", "–", "", "", "", "")
-            continue
-        comp = best.metric_comparisons.get(m.name)
-        table.add_row(
-            f"{m.name} ({m.goal})", fmt_num(best.baseline_means.get(m.name, float("nan"))),
-            fmt_num(best.means.get(m.name, float("nan"))),
-            f"{comp.change_pct:+.2f}%" if comp else "",
-            f"{comp.ci_pct[0]:+.2f}% … {comp.ci_pct[1]:+.2f}%" if comp else "",
-            f"{comp.p_value:.3g}" if comp else "", verdict_word(comp.verdict, m.unit) if comp else "")
+    goals = {m.name: m.goal for m in result.objective.metrics}
+    table = result_table(doc, f"hone tune {result.spec_name}: baseline vs recommendation (means of the runs "
+                              "the confirmation compared)", goals)
     console.print(table)
     for c in result.confirmations:
         comp = c.comparison

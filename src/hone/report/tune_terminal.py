@@ -21,22 +21,36 @@ def _num(v: Any) -> str:
     return f"{v:.4g}" if abs(v) < 1000 else f"{v:,.1f}"
 
 
-def render(data: dict[str, Any]) -> Group:
-    """A rich renderable for ``hone report RESULT.json`` (no re-running)."""
+def result_table(data: dict[str, Any], title: str, goals: dict[str, str] | None = None) -> Table:
+    """Baseline vs the recommendation (else the best confirmed candidate), one row per scored
+    metric: the live ``hone tune`` output and ``hone report`` print this same table. ``goals``
+    (known live, not stored in the result) label each metric with its direction."""
     best = data.get("best_candidate") or {}
-    table = Table(title=f"hone tune {data.get('spec_name', '')}: study {data.get('study')} "
-                        "(means of the runs the confirmation compared)")
+    table = Table(title=title)
     for col in ("metric", "baseline", "recommendation" if data.get("recommended") else "best candidate",
                 "change", ci_name((best.get("comparison") or {}).get("confidence")), "p", "verdict"):
         table.add_column(col, justify="left" if col in ("metric", "verdict") else "right")
     units = data.get("units") or {}  # results written before units were: "better"/"worse"
-    for name, comp in (best.get("metrics") or {}).items():
+    comps = best.get("metrics") or {}
+    for name in comps or units:
+        label = f"{name} ({goals[name]})" if goals and name in goals else name
+        comp = comps.get(name)
+        if comp is None:  # nothing confirmed: the baseline's own means
+            table.add_row(label, _num((data.get("baseline") or {}).get(name)), "–", "", "", "", "")
+            continue
         ci = comp.get("ci_pct") or [None, None]
         base, cand = (best.get("baseline_means") or {}).get(name), (best.get("means") or {}).get(name)
-        table.add_row(name, _num(base), _num(cand),
+        table.add_row(label, _num(base), _num(cand),
                       f"{comp['change_pct']:+.2f}%" if comp.get("change_pct") is not None else "–",
                       f"{ci[0]:+.2f}% … {ci[1]:+.2f}%" if None not in ci else "–",
                       _num(comp.get("p_value")), verdict_word(str(comp.get("verdict")), units.get(name)))
+    return table
+
+
+def render(data: dict[str, Any]) -> Group:
+    """A rich renderable for ``hone report RESULT.json`` (no re-running)."""
+    table = result_table(data, f"hone tune {data.get('spec_name', '')}: study {data.get('study')} "
+                               "(means of the runs the confirmation compared)")
     lines: list[Table | Text] = [table]
     rec = data.get("recommended")
     if rec:
