@@ -1,0 +1,41 @@
+"""The tune result table that both the live ``hone tune`` output and ``hone report`` print
+(``hone.report.tune_terminal.result_table``), rendered from a stored result."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from rich.console import Console
+
+from hone.core.metrics import verdict_word
+from hone.report.tune_terminal import render, result_table
+
+SAMPLE = json.loads((Path(__file__).parent / "formats" / "samples" / "hone-tune-2.json").read_text())
+
+
+def _text(renderable: object) -> str:
+    console = Console(width=200, record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+def test_a_confirmed_result_shows_baseline_candidate_and_verdict_with_the_goal_when_known() -> None:
+    doc = copy.deepcopy(SAMPLE)
+    doc["units"] = {"score": "ms"}
+    text = _text(result_table(doc, "t", {"score": "minimize"}))
+    row = next(ln for ln in text.splitlines() if "score (minimize)" in ln)
+    comp = doc["best_candidate"]["metrics"]["score"]
+    assert "recommendation" in text and f"{comp['change_pct']:+.2f}%" in row
+    assert row.rstrip(" │").endswith(verdict_word(comp["verdict"], "ms"))
+    assert "score (minimize)" not in _text(render(doc))  # the stored result does not know the goal
+
+
+def test_with_nothing_confirmed_the_table_lists_the_baseline_means() -> None:
+    doc = copy.deepcopy(SAMPLE)
+    doc.update(recommended=None, best_candidate=None, units={"score": ""})
+    text = _text(result_table(doc, "t"))
+    assert "best candidate" in text and "recommendation" not in text
+    row = next(ln for ln in text.splitlines() if ln.lstrip("│ ").startswith("score"))
+    assert "100" in row and "–" in row
