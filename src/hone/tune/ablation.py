@@ -26,7 +26,7 @@ change gets credited to whichever comes second.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -167,22 +167,41 @@ def ablate(
     vs_base, per_metric = judged[BASELINE, MINIMAL]
     vs_winner, _ = judged[WINNER, MINIMAL]
     result.minimal_vs_baseline, result.minimal_vs_winner = vs_base, vs_winner
-    units = objective.units
-    if not vs_base.improved:
-        result.why = (f"the minimal configuration did not beat the baseline ({verdict_word(vs_base.verdict, *units)}, "
-                      f"{_pct_ci(vs_base)})")
-    elif vs_winner.verdict == "slower":
-        result.why = (f"the minimal configuration is measurably worse than the winner ({_pct_ci(vs_winner)}): "
-                      "the dropped changes hold part of the gain together")
-    else:
-        result.recommended = "minimal"
-        result.why = (f"it beats the baseline ({_pct_ci(vs_base)}) and is not measurably worse than the winner "
-                      f"({_pct_ci(vs_winner)}, {verdict_word(vs_winner.verdict, *units)})")
+    result.recommended, result.why = judge_minimal(vs_base, vs_winner, objective.units)
+    if result.recommended == "minimal":
         name = f"{winner.candidate.name} minimal"
         result.confirmation = Confirmation(
             Candidate(name, winner.candidate.trial_number, minimal, {}), vs_base,
             means(final.runs.runs[MINIMAL]), means(final.runs.runs[BASELINE]), per_metric)
     return result
+
+
+def judge_minimal(vs_base: PairedComparison, vs_winner: PairedComparison,
+                  units: Sequence[str | None]) -> tuple[Literal["minimal", "winner"], str]:
+    """Which configuration to recommend, "minimal" or "winner", and why: the minimal one when
+    it beats the baseline and is not measurably worse than the winner."""
+    if not vs_base.improved:
+        return "winner", (f"the minimal configuration did not beat the baseline "
+                          f"({verdict_word(vs_base.verdict, *units)}, {_pct_ci(vs_base)})")
+    if vs_winner.verdict == "slower":
+        return "winner", (f"the minimal configuration is measurably worse than the winner ({_pct_ci(vs_winner)}): "
+                          "the dropped changes hold part of the gain together")
+    if leans_worse(vs_winner):
+        return "winner", (f"the minimal configuration is probably worse than the winner ({_pct_ci(vs_winner)}: "
+                          f"{vs_winner.reason}): the winner is kept whole rather than risk the loss")
+    # an inconclusive comparison says why (a CI clear of 0 with the test short of α reads as a contradiction)
+    why = f": {vs_winner.reason}" if vs_winner.verdict == "inconclusive" and vs_winner.reason else ""
+    return "minimal", (f"it beats the baseline ({_pct_ci(vs_base)}) and is not measurably worse than the winner "
+                       f"({_pct_ci(vs_winner)}, {verdict_word(vs_winner.verdict, *units)}{why})")
+
+
+def leans_worse(c: PairedComparison) -> bool:
+    """An inconclusive comparison whose CI lies wholly on the candidate's worse side beyond the
+    threshold: the CI and the test disagree (few rounds: one round the other way keeps a rank
+    test from α), and what is known points to a loss."""
+    lo, hi = c.ci_pct
+    worse = hi < -c.threshold * 100 if c.goal == "maximize" else lo > c.threshold * 100
+    return c.verdict == "inconclusive" and worse
 
 
 def _pct_ci(c: PairedComparison) -> str:
