@@ -141,6 +141,8 @@ def ablate(
         breaks = not any(m.ok for m in loo_runs[without[k]]) and any(m.ok for m in loo_runs[WINNER])
         if comp.improved:
             kept, note = True, "worse without it"
+        elif leans(comp, "better"):  # the CI says W needs k, the rank test is one round short
+            kept, note = True, f"probably worse without it ({comp.reason})"
         elif breaks:
             kept, note = True, "the benchmark fails without it"
         elif comp.verdict == "slower":
@@ -186,7 +188,7 @@ def judge_minimal(vs_base: PairedComparison, vs_winner: PairedComparison,
     if vs_winner.verdict == "slower":
         return "winner", (f"the minimal configuration is measurably worse than the winner ({_pct_ci(vs_winner)}): "
                           "the dropped changes hold part of the gain together")
-    if leans_worse(vs_winner):
+    if leans(vs_winner, "worse"):
         return "winner", (f"the minimal configuration is probably worse than the winner ({_pct_ci(vs_winner)}: "
                           f"{vs_winner.reason}): the winner is kept whole rather than risk the loss")
     # an inconclusive comparison says why (a CI clear of 0 with the test short of α reads as a contradiction)
@@ -195,13 +197,15 @@ def judge_minimal(vs_base: PairedComparison, vs_winner: PairedComparison,
                        f"({_pct_ci(vs_winner)}, {verdict_word(vs_winner.verdict, *units)}{why})")
 
 
-def leans_worse(c: PairedComparison) -> bool:
-    """An inconclusive comparison whose CI lies wholly on the candidate's worse side beyond the
+def leans(c: PairedComparison, side: Literal["better", "worse"]) -> bool:
+    """An inconclusive comparison whose CI lies wholly on the candidate's ``side`` beyond the
     threshold: the CI and the test disagree (few rounds: one round the other way keeps a rank
-    test from α), and what is known points to a loss."""
+    test from α), and what is known points that way."""
     lo, hi = c.ci_pct
-    worse = hi < -c.threshold * 100 if c.goal == "maximize" else lo > c.threshold * 100
-    return c.verdict == "inconclusive" and worse
+    up, down = lo > c.threshold * 100, hi < -c.threshold * 100
+    better = up if c.goal == "maximize" else down
+    worse = down if c.goal == "maximize" else up
+    return c.verdict == "inconclusive" and (better if side == "better" else worse)
 
 
 def _pct_ci(c: PairedComparison) -> str:
