@@ -442,6 +442,9 @@ def test_larger_spaces_fit_length_scales_under_a_prior_once_there_are_enough_obs
     prior, free = fits(large, PRIOR_AFTER + 2)
     assert free.max() > 10  # the inert knob, left free: far past its whole range
     assert prior.max() < free.max() / 3  # the prior holds it nearer its range
+    study = _searched(HoneGPSampler(seed=3, n_startup_trials=5, thompson_share=0.0), large, fn, PRIOR_AFTER + 2)
+    longer = _length_scales(HoneGPSampler(seed=3, prior_mean=2.0), study, large)
+    assert longer.max() > 2 * prior.max()  # a prior centred on e² pulls the inert knob's scale out with it
     small = {"x": IntDistribution(0, 9), "inert": IntDistribution(0, 9)}
     table_prior, table_free = fits(small, PRIOR_AFTER + 2)
     assert np.allclose(table_prior, table_free)  # the tables: capped, no prior

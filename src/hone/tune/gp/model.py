@@ -93,9 +93,9 @@ def hyper_rows(m: int, most: int) -> np.ndarray:
     return np.unique(np.linspace(0, m - 1, most).round().astype(int))
 
 
-def map_optimizer(sd: float) -> Callable[..., tuple[np.ndarray, float]]:
+def map_optimizer(sd: float, mean: float = 0.0) -> Callable[..., tuple[np.ndarray, float]]:
     """A ``GaussianProcessRegressor`` optimizer: L-BFGS-B (as scikit-learn's default) on the
-    negative log marginal likelihood plus a log-normal prior, log ℓ ~ N(0, sd²), on the Matérn
+    negative log marginal likelihood plus a log-normal prior, log ℓ ~ N(mean, sd²), on the Matérn
     length scales of hone's kernel ((Constant × Matérn) + White: theta[1:-1]). Ours because
     scikit-learn's GP has no hyperprior; its ``optimizer`` callable is the documented way in."""
     from scipy.optimize import minimize
@@ -105,8 +105,8 @@ def map_optimizer(sd: float) -> Callable[..., tuple[np.ndarray, float]]:
         def penalised(theta: np.ndarray) -> tuple[float, np.ndarray]:
             value, grad = obj_func(theta, eval_gradient=True)
             grad = np.array(grad, dtype=float)
-            grad[1:-1] += theta[1:-1] / sd**2
-            return float(value) + 0.5 * float(np.sum(theta[1:-1] ** 2)) / sd**2, grad
+            grad[1:-1] += (theta[1:-1] - mean) / sd**2
+            return float(value) + 0.5 * float(np.sum((theta[1:-1] - mean) ** 2)) / sd**2, grad
 
         res = minimize(penalised, initial_theta, method="L-BFGS-B", jac=True, bounds=bounds)
         return res.x, float(res.fun)
@@ -196,7 +196,9 @@ class GPModel:
         optimizer: Any = "fmin_l_bfgs_b" if optimize else None
         if (optimize and s.length_scale_prior is not None and len(y) >= s.prior_after
                 and not enumerable(cols, s.enumerate_limit)):
-            optimizer = map_optimizer(s.length_scale_prior)
+            width = sum(c.width() for c in cols)
+            mean = s.prior_mean + s.prior_mean_per_log_dim * math.log(width)
+            optimizer = map_optimizer(s.length_scale_prior, mean)
         restarts = s.fit_restarts if optimize else 0
         gp = GaussianProcessRegressor(kernel, normalize_y=False, n_restarts_optimizer=restarts, random_state=0,
                                       optimizer=optimizer)

@@ -26,6 +26,8 @@ class GPSettings:
     table_length_scale: float | None = 1.0  # ... in enumerable spaces (0009); None = length_scale_max
     length_scale_prior: float | None = 1.0  # larger spaces: log ℓ ~ N(0, sd²) (0010); None = maximum likelihood
     prior_after: int = 30  # ... from this many observations on
+    prior_mean: float = 0.0  # ... centred on log ℓ = prior_mean + prior_mean_per_log_dim · ln(encoded inputs)
+    prior_mean_per_log_dim: float = 0.0  # (0063: a dimension-scaled prior, √2 + ½ ln d, sd √3)
     refit_every_until: int = 30  # kernel hyperparameters refitted at every n up to this,
     refit_period: int = 5  # ... then at every 5th n
     fit_max: int = 100  # ... on at most this many of them (model.hyper_rows)
