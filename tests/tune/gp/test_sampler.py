@@ -208,6 +208,14 @@ def test_trust_region_length_shrinks_when_stalled_and_grows_on_a_streak():
     streak = np.array([10.0, 9.0, 8.0, 7.0, 6.0, 5.0, 4.0])  # 6 new bests in a row: doubled 3x, capped
     assert trust_region_length(streak, start=1) == 0.5
     assert trust_region_length(np.array([1.0, 0.99999]), start=1) == 0.25  # a 1e-5 gain is no new best
+    turbo = GPSettings(tr_shrink_after=0)  # TuRBO's patience: max(4, knobs) trials
+    assert trust_region_length(stalled, start=1, settings=turbo, knobs=2) == pytest.approx(0.125)  # 6 // 4
+    assert trust_region_length(stalled, start=1, settings=turbo, knobs=6) == pytest.approx(0.125)  # 6 // 6
+    assert trust_region_length(stalled, start=1, settings=turbo, knobs=7) == 0.25
+    restart = GPSettings(tr_restart=True)  # 0.25 → 1/64 in 12 stalled trials, the 15th starts again
+    assert trust_region_length(np.array([1.0] + [2.0] * 14), start=1, settings=restart) == pytest.approx(1 / 64)
+    assert trust_region_length(np.array([1.0] + [2.0] * 15), start=1, settings=restart) == 0.25
+    assert trust_region_length(np.array([1.0] + [2.0] * 18), start=1, settings=restart) == 0.125
 
 
 def _big_int_study(seed: int) -> optuna.Study:
@@ -241,7 +249,7 @@ def test_trust_region_points_stay_in_the_domain_around_the_best_observation():
     study = _big_int_study(1)
     sampler = HoneGPSampler(seed=0)
     cols = columns(study.trials[0].distributions)
-    levels, y, n_done = sampler._observations(study, study.trials, cols, with_running=False)
+    levels, y, n_done, _ = sampler._observations(study, study.trials, cols, with_running=False)
     assert n_done == len(y) == 12
     pts = gp_candidates.trust_region_points(cols, levels, y, 5, np.random.default_rng(0), sampler.settings)
     assert pts.shape == (TR_CANDIDATES, len(cols))
@@ -353,7 +361,7 @@ def test_thompson_sample_on_a_large_enumerable_space_uses_a_bounded_subset(monke
                    * (1 + 0.05 * rng.standard_normal()))
     sampler = study.sampler
     cols = columns(dists)
-    levels, y, _ = sampler._observations(study, study.trials, cols, with_running=False)
+    levels, y, _, _ = sampler._observations(study, study.trials, cols, with_running=False)
     gp = sampler.model.fit(cols, (levels, y))
     grids = np.meshgrid(*[np.arange(c.size, dtype=float) for c in cols], indexing="ij")
     cands = np.column_stack([g.ravel() for g in grids])
@@ -374,9 +382,9 @@ def test_thompson_samples_model_the_ranks_and_ei_log_y(monkeypatch):
     seen_y: list[tuple[bool, np.ndarray]] = []
     original = HoneGPSampler._ei_argmax
 
-    def spy(self, cols, data, rng, seen, n_done, thompson=False, start=None, lcb=False):  # type: ignore[no-untyped-def]
+    def spy(self, cols, data, rng, seen, n_done, thompson=False, start=None, lcb=False, noise=0.0):  # type: ignore[no-untyped-def]
         seen_y.append((thompson, data[1][:n_done].copy()))
-        return original(self, cols, data, rng, seen, n_done, thompson=thompson, start=start, lcb=lcb)
+        return original(self, cols, data, rng, seen, n_done, thompson=thompson, start=start, lcb=lcb, noise=noise)
 
     monkeypatch.setattr(HoneGPSampler, "_ei_argmax", spy)
     study = _noisy_bowl_study(2, 0.05)
@@ -401,7 +409,7 @@ def _searched(sampler: HoneGPSampler, dists: dict, fn, trials: int) -> optuna.St
 def _length_scales(fitter: HoneGPSampler, study: optuna.Study, dists: dict) -> np.ndarray:
     """The Matérn length scales of ``fitter``'s GP on ``study``'s observations."""
     cols = columns(dists)
-    levels, y, _ = fitter._observations(study, study.trials, cols, with_running=False)
+    levels, y, _, _ = fitter._observations(study, study.trials, cols, with_running=False)
     return np.atleast_1d(fitter.model.fit(cols, (levels, y)).kernel_.k1.k2.length_scale)
 
 
@@ -612,7 +620,7 @@ def test_failed_trials_enter_the_model_beyond_the_worst_value():
     study.add_trial(create_trial(params={"x": 9}, distributions=dists, state=TrialState.FAIL))
     sampler = study.sampler
     cols = columns(dists)
-    levels, y, n_done = sampler._observations(study, study.trials, cols, with_running=False)
+    levels, y, n_done, _ = sampler._observations(study, study.trials, cols, with_running=False)
     assert n_done == 3 and len(y) == 4 and levels[-1][0] == 9 and y[-1] > y[:3].max()
     off = HoneGPSampler(seed=0, failed_as_worst=False)
     assert len(off._observations(study, study.trials, cols, with_running=False)[1]) == 3
@@ -638,7 +646,7 @@ def _after_starts(observed: bool, seed: int) -> optuna.Study:
 def test_the_measured_baseline_is_the_models_first_observation_and_never_suggested():
     study = _after_starts(True, 0)
     cols = columns(SIX)
-    levels, y, n_done = study.sampler._observations(
+    levels, y, n_done, _ = study.sampler._observations(
         study, study.trials, cols, with_running=False, base=study.sampler._baseline_point(study, cols))
     assert n_done == 12 and levels[0].tolist() == [10.0] * 6 and y[0] == y.min()
     assert all(t.params != {k: 10 for k in SIX} for t in study.trials)
@@ -706,7 +714,7 @@ def test_an_lcb_suggestion_is_the_lowest_confidence_bound_among_the_unmeasured()
     sampler = HoneGPSampler(seed=2, thompson_share=0.0, lcb_share=1.0, lcb_kappa=3.0)
     study = _searched(sampler, dists, fn, 12)
     cols = columns(dists)
-    levels, y, _ = sampler._observations(study, study.trials, cols, with_running=False)
+    levels, y, _, _ = sampler._observations(study, study.trials, cols, with_running=False)
     gp = sampler.model.fit(cols, (levels, y))
     grid = np.array([[x, yy] for x in range(31) for yy in range(6)], dtype=float)
     mu, sd = gp.predict(encode(cols, grid), return_std=True)
@@ -720,3 +728,34 @@ def test_an_lcb_suggestion_is_the_lowest_confidence_bound_among_the_unmeasured()
     for t in study.trials[:-1]:
         ei_study.add_trial(t)
     assert ei_study.ask(dists).params != nxt.params
+
+
+def test_known_noise_keeps_the_white_noise_term_at_the_measured_noise():
+    # a smooth bowl measured exactly but said to be 5% noisy: left free, the fit interpolates
+    from hone.tune.gp.model import noise_level, noise_variance
+
+    dists = {"x": IntDistribution(0, 30), "mode": CategoricalDistribution(["p", "q", "r"])}
+    study = _searched(HoneGPSampler(seed=2, n_startup_trials=4), dists,
+                      lambda p: 1.0 + ((p["x"] - 21) / 30) ** 2 + 0.3 * (p["mode"] != "q"), 14)
+    cols = columns(dists)
+    raw = np.array([t.value for t in study.trials], dtype=float)
+    known = noise_variance(raw, "log", 0.05)
+    assert known == pytest.approx((0.05 / np.log(raw).std()) ** 2)
+    assert noise_variance(raw, "rank", 0.05) == 0.0 and noise_variance(-raw, "log", 0.05) == 0.0
+
+    def fitted(sampler: HoneGPSampler) -> float:
+        levels, y, _, noise = sampler._observations(study, study.trials, cols, with_running=False)
+        return noise_level(sampler.model.fit(cols, (levels, y), noise))
+
+    free = fitted(HoneGPSampler(seed=2, noise_cv=0.05))
+    assert free < known / 10
+    assert fitted(HoneGPSampler(seed=2, noise_cv=0.05, known_noise=1.0)) >= known * (1 - 1e-9)
+    assert fitted(HoneGPSampler(seed=2, noise_cv=None, known_noise=1.0)) < known / 10  # not noisy: as before
+
+
+def test_matern_smoothness_is_a_setting():
+    from hone.tune.gp.model import GPModel
+
+    cols = columns({"x": IntDistribution(0, 30)})
+    assert GPModel(DEFAULTS).kernel(cols).k1.k2.nu == 2.5
+    assert GPModel(GPSettings(matern_nu=1.5)).kernel(cols).k1.k2.nu == 1.5

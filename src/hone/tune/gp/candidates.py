@@ -68,12 +68,15 @@ def neighbours(cols: list[Column], levels: np.ndarray) -> np.ndarray:
     return np.vstack(out) if out else levels
 
 
-def trust_region_length(y: np.ndarray, start: int, settings: GPSettings | None = None) -> float:
+def trust_region_length(y: np.ndarray, start: int, settings: GPSettings | None = None, knobs: int = 0) -> float:
     """TuRBO-style trust-region length (share of each ordered knob's range) from the history
     ``y`` (minimised, in trial order) after the first ``start`` trials: halved after 3 trials in
     a row without a new best (better by more than 1e-3 of its magnitude; y as the model sees it,
-    standardised log values), doubled after 2 new bests in a row, within [1/64, 1/2]."""
+    standardised log values), doubled after 2 new bests in a row, within [1/64, 1/2]
+    (``tr_shrink_after`` 0: after max(4, ``knobs``) trials; ``tr_restart``: back to the start
+    instead of below 1/64)."""
     s = settings or GPSettings()
+    patience = s.tr_shrink_after or max(4, knobs)
     length, wins, fails = s.tr_length_init, 0, 0
     best = float(np.min(y[:start])) if start else math.inf
     for v in y[start:]:
@@ -81,8 +84,9 @@ def trust_region_length(y: np.ndarray, start: int, settings: GPSettings | None =
             best, wins, fails = float(v), wins + 1, 0
         else:
             best, wins, fails = min(best, float(v)), 0, fails + 1
-        if fails >= s.tr_shrink_after:
-            length, fails = max(length / 2, s.tr_length_min), 0
+        if fails >= patience:
+            restart = s.tr_restart and length / 2 < s.tr_length_min
+            length, fails = s.tr_length_init if restart else max(length / 2, s.tr_length_min), 0
         if wins >= s.tr_grow_after:
             length, wins = min(length * 2, s.tr_length_max), 0
     return length
@@ -99,7 +103,7 @@ def trust_region_points(cols: list[Column], levels: np.ndarray, y: np.ndarray, s
     multi-knob moves at a step that shrinks as progress stalls (TuRBO's rule) can
     (docs/decisions/0006-trust-region-candidates.md)."""
     inc = levels[int(np.argmin(y))]
-    length = trust_region_length(y, start, settings)
+    length = trust_region_length(y, start, settings, len(cols))
     d, n = len(cols), settings.tr_candidates
     pts = np.repeat(inc[None, :], n, axis=0)
     for i, c in enumerate(cols):

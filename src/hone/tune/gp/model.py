@@ -46,17 +46,28 @@ def warp_values(raw: np.ndarray, sign: float, warp: str) -> np.ndarray:
     return (y - y.mean()) / (y.std() if y.std() > 0 else 1.0)
 
 
+def noise_variance(raw: np.ndarray, warp: str, cv: float | None) -> float:
+    """The measurements' noise as a variance of the model's standardised y: a relative sd ``cv``
+    is an sd of about ``cv`` in log y, over the sd of log y. 0 when unknown or y is not logged."""
+    if not cv or not math.isfinite(cv) or warp not in ("log", "log-rank") or not bool(np.all(raw > 0)):
+        return 0.0
+    spread = float(np.log(raw).std())
+    return (cv / spread) ** 2 if spread > 0 else 0.0
+
+
 def observations(trials: Sequence[FrozenTrial], cols: list[Column], *, sign: float, warp: str,
                  feasible: Callable[[FrozenTrial], bool], with_running: bool, exclude: int = -1,
                  extra: Sequence[tuple[dict[str, Any], float]] = (),
-                 failed_as_worst: bool = True) -> tuple[np.ndarray, np.ndarray, int] | None:
+                 failed_as_worst: bool = True, noise_cv: float | None = None,
+                 ) -> tuple[np.ndarray, np.ndarray, int, float] | None:
     """(levels, y, n_done) for the model: y minimised (``sign`` −1 for a maximised objective),
     warped (:func:`warp_values`) and standardised; the first ``n_done`` rows are the completed
     feasible trials in trial order, then the ``extra`` observations (params, value); then
     infeasible trials — and failed ones (a crash, a timeout: ``failed_as_worst``; not those
     interrupted by the user) — just beyond the worst feasible y, and running ones (fleet workers)
-    at the best y so far — a constant liar: no second worker picks the same point. None without
-    a completed feasible trial."""
+    at the best y so far — a constant liar: no second worker picks the same point. The fourth
+    element is :func:`noise_variance` for a relative sd ``noise_cv``. None without a completed
+    feasible trial."""
     done, bad, running = [], [], []
     for t in trials:
         if t.number == exclude or not all(c.name in t.params for c in cols):
@@ -74,7 +85,8 @@ def observations(trials: Sequence[FrozenTrial], cols: list[Column], *, sign: flo
     lies = [float(y.max()) + 0.5] * len(bad) + [float(y.min())] * len(running)
     params = [t.params for t in done] + [p for p, _ in extra] + [t.params for t in bad + running]
     rows = [[c.to_level(p[c.name]) for c in cols] for p in params]
-    return np.array(rows, dtype=float), np.concatenate([y, np.array(lies)]), len(done) + len(extra)
+    return (np.array(rows, dtype=float), np.concatenate([y, np.array(lies)]), len(done) + len(extra),
+            noise_variance(raw, warp, noise_cv))
 
 
 def refit_rows(n: int, settings: GPSettings) -> int:
@@ -132,12 +144,15 @@ class GPModel:
         self.settings = settings
         self._cache: dict[Any, Any] = {}
 
-    def fit(self, cols: list[Column], data: Data) -> Any:
+    def fit(self, cols: list[Column], data: Data, noise: float = 0.0) -> Any:
         """The GP on ``data``. Kernel hyperparameters are fitted (marginal likelihood) on the
         first m rows, m = n up to 30, then every 5th n: a function of the observations alone
-        (deterministic, resumable), at a third of the cost of refitting every time."""
+        (deterministic, resumable), at a third of the cost of refitting every time. ``noise``:
+        the measurements' known noise variance (standardised y); the white-noise term is kept
+        at or above ``known_noise`` × it."""
         levels, y = data
-        key = (levels.tobytes(), y.tobytes(), levels.shape)
+        floor = max(self.settings.noise_floor, min(0.5, self.settings.known_noise * noise))
+        key = (levels.tobytes(), y.tobytes(), levels.shape, floor)
         if key in self._cache:
             return self._cache[key]
         n = len(y)
@@ -146,17 +161,17 @@ class GPModel:
         if m < n or len(rows) < m:
             head = y[rows]  # re-standardised and rounded: the same input whatever n is
             head = np.round((head - head.mean()) / (head.std() if head.std() > 0 else 1.0), 10)
-            kernel = self._regressor(cols, (levels[rows], head), self.kernel(cols)).kernel_
+            kernel = self._regressor(cols, (levels[rows], head), self.kernel(cols, floor)).kernel_
             gp = self._regressor(cols, data, kernel, optimize=False)
         else:
-            gp = self._regressor(cols, data, self.kernel(cols))
+            gp = self._regressor(cols, data, self.kernel(cols, floor))
         if len(self._cache) > 16:
             self._cache.clear()
         self._cache[key] = gp
         return gp
 
-    def kernel(self, cols: list[Column]) -> Any:
-        """Constant × Matérn 5/2 (one length scale per encoded input) + a white noise term.
+    def kernel(self, cols: list[Column], noise_floor: float | None = None) -> Any:
+        """Constant × Matérn 5/2 (``matern_nu``; one length scale per encoded input) + a white noise term.
 
         In a space small enough to enumerate no length scale may exceed the knob's whole range
         (``table_length_scale``). Why: a longer one says "this knob is smooth from end to end, or
@@ -166,13 +181,14 @@ class GPModel:
         from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 
         s = self.settings
+        floor = s.noise_floor if noise_floor is None else noise_floor
         width = sum(c.width() for c in cols)
         longest = s.length_scale_max
         if s.table_length_scale is not None and enumerable(cols, s.enumerate_limit):
             longest = s.table_length_scale
         return ConstantKernel(1.0, (1e-2, 1e2)) * Matern(
-            length_scale=np.full(width, min(0.5, longest)), length_scale_bounds=(1e-2, longest), nu=2.5,
-        ) + WhiteKernel(1e-2, (s.noise_floor, 1.0))
+            length_scale=np.full(width, min(0.5, longest)), length_scale_bounds=(1e-2, longest), nu=s.matern_nu,
+        ) + WhiteKernel(max(1e-2, floor), (floor, 1.0))
 
     def _regressor(self, cols: list[Column], data: Data, kernel: Any, optimize: bool = True) -> Any:
         """The regressor on ``data``; ``optimize``: fit the kernel's hyperparameters. By maximum

@@ -22,10 +22,12 @@ from hone.tune.gp.model import GPModel, observations
 
 def order_by_model(model: GPModel, study: optuna.Study, candidates: Sequence[dict[str, Any]], *,
                    feasible: Callable[[FrozenTrial], bool],
-                   extra: Sequence[tuple[dict[str, Any], float]] = ()) -> list[int] | None:
+                   extra: Sequence[tuple[dict[str, Any], float]] = (),
+                   noise_cv: float | None = None) -> list[int] | None:
     """Indices of ``candidates`` (Optuna params), best first by the GP's posterior mean, fitted on
-    the completed feasible trials and the ``extra`` observations (params, objective value). None
-    without a model (multi-objective, fewer than 2 trials, a candidate missing a knob)."""
+    the completed feasible trials and the ``extra`` observations (params, objective value); with
+    ``noise_cv``, the measurements' relative sd, as :meth:`GPModel.fit` uses it. None without a
+    model (multi-objective, fewer than 2 trials, a candidate missing a knob)."""
     from threadpoolctl import threadpool_limits
 
     if len(study.directions) != 1 or not candidates:
@@ -36,10 +38,10 @@ def order_by_model(model: GPModel, study: optuna.Study, candidates: Sequence[dic
     sign = 1.0 if study.direction == StudyDirection.MINIMIZE else -1.0
     with threadpool_limits(1):
         obs = observations(study.get_trials(deepcopy=False), cols, sign=sign, warp=model.settings.warp,
-                           feasible=feasible, with_running=False, extra=extra)
+                           feasible=feasible, with_running=False, extra=extra, noise_cv=noise_cv)
         if obs is None or len(obs[1]) < 2:
             return None
-        gp = model.fit(cols, obs[:2])
+        gp = model.fit(cols, obs[:2], obs[3])
         levels = np.array([[c.to_level(p[c.name]) for c in cols] for p in candidates], dtype=float)
         mu = gp.predict(encode(cols, levels))
     return sorted(range(len(candidates)), key=lambda i: (float(mu[i]), i))

@@ -114,7 +114,7 @@ class HoneGPSampler(BaseSampler):
             if len(params) == len(cols) and tuple(c.to_level(params[c.name]) for c in cols) not in seen:
                 return params
         if s.line_probes and self._probe_turn(study, trial.number, cols, obs[2]):
-            probe = self._line_probe(cols, obs[:2], obs[2], seen)
+            probe = self._line_probe(cols, obs[:2], obs[2], seen, noise=obs[3])
             if probe is not None:
                 return to_params(cols, probe)
         thompson = bool(s.thompson_share) and bool(rng.random() < s.thompson_share)
@@ -123,7 +123,7 @@ class HoneGPSampler(BaseSampler):
                                      warp=s.thompson_warp, base=base)
         lcb = not thompson and self._coin(trial.number, 0x1CB, s.lcb_share)
         levels = self._ei_argmax(cols, obs[:2], rng, seen, n_done=obs[2], thompson=thompson,
-                                 start=self._n_startup + (base is not None), lcb=lcb)
+                                 start=self._n_startup + (base is not None), lcb=lcb, noise=obs[3])
         return to_params(cols, levels)
 
     def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
@@ -170,7 +170,8 @@ class HoneGPSampler(BaseSampler):
         """Indices of ``candidates`` best first by the GP's posterior mean (see
         :func:`hone.tune.gp.ranking.order_by_model`); ``hone tune`` passes its confirmation rounds
         as ``extra``."""
-        return order_by_model(self.model, study, candidates, feasible=self._feasible, extra=extra)
+        return order_by_model(self.model, study, candidates, feasible=self._feasible, extra=extra,
+                              noise_cv=self._noise_of(study))
 
     def model_candidate(self, study: optuna.Study, among: Sequence[FrozenTrial]) -> FrozenTrial | None:
         """The trial of ``among`` (completed ones: those not yet chosen for confirmation) with the
@@ -195,6 +196,12 @@ class HoneGPSampler(BaseSampler):
         baseline's repeats, so fleet workers and ``--resume`` see the same value); unknown = no."""
         cv = self._noise_cv if self._noise_cv is not None else study.user_attrs.get(ATTR_NOISE_CV)
         return cv is not None and math.isfinite(float(cv)) and float(cv) >= self.settings.noisy_cv
+
+    def _noise_of(self, study: optuna.Study) -> float | None:
+        """The relative sd of a trial's value when the measurements are :meth:`noisy`, else None."""
+        if not (self.settings.known_noise and self.noisy(study)):
+            return None
+        return float(self._noise_cv if self._noise_cv is not None else study.user_attrs[ATTR_NOISE_CV])
 
     # -- one suggestion ---------------------------------------------------------------------
     def _coin(self, number: int, stream: int, share: float) -> bool:
@@ -232,18 +239,20 @@ class HoneGPSampler(BaseSampler):
 
     def _observations(self, study: optuna.Study, trials: list[FrozenTrial], cols: list[Column], *,
                       with_running: bool, exclude: int = -1, warp: str | None = None,
-                      base: tuple[dict[str, Any], float] | None = None) -> tuple[np.ndarray, np.ndarray, int] | None:
+                      base: tuple[dict[str, Any], float] | None = None,
+                      ) -> tuple[np.ndarray, np.ndarray, int, float] | None:
         """The model's data (:func:`observations`); ``base``, the measured baseline, is the first
         row — an observation from before the first trial (the trust region's history starts there)."""
         sign = 1.0 if study.direction == StudyDirection.MINIMIZE else -1.0
         obs = observations(trials, cols, sign=sign, warp=self.settings.warp if warp is None else warp,
                            feasible=self._feasible, with_running=with_running, exclude=exclude,
-                           failed_as_worst=self.settings.failed_as_worst, extra=[base] if base else ())
+                           failed_as_worst=self.settings.failed_as_worst, extra=[base] if base else (),
+                           noise_cv=self._noise_of(study))
         if obs is None or base is None:
             return obs
-        levels, y, n_done = obs
+        levels, y, n_done, noise = obs
         order = np.r_[n_done - 1, np.arange(n_done - 1), np.arange(n_done, len(y))]
-        return levels[order], y[order], n_done
+        return levels[order], y[order], n_done, noise
 
     def _probe_turn(self, study: optuna.Study, number: int, cols: list[Column], n_done: int) -> bool:
         """Is trial ``number`` a line probe's turn? Under noise, in spaces too large to enumerate,
@@ -253,21 +262,21 @@ class HoneGPSampler(BaseSampler):
                 and not enumerable(cols, s.enumerate_limit) and self.noisy(study))
 
     def _line_probe(self, cols: list[Column], data: Data, n_done: int,
-                    seen: set[tuple[float, ...]]) -> list[float] | None:
-        gp = self.model.fit(cols, data)
+                    seen: set[tuple[float, ...]], noise: float = 0.0) -> list[float] | None:
+        gp = self.model.fit(cols, data, noise)
         levels = data[0][:n_done]
         incumbent = levels[int(np.argmin(gp.predict(encode(cols, levels))))]
         return cand.line_probe(gp, cols, levels, incumbent, seen, self.settings)
 
     def _ei_argmax(self, cols: list[Column], data: Data, rng: np.random.Generator,
                    seen: set[tuple[float, ...]], n_done: int, thompson: bool = False, *,
-                   start: int, lcb: bool = False) -> list[float]:
+                   start: int, lcb: bool = False, noise: float = 0.0) -> list[float]:
         """The candidate with the largest log EI (``thompson``: the smallest value of one joint
         posterior sample; ``lcb``: the smallest lower confidence bound μ − κσ); ``data``'s first
         ``n_done`` rows are completed trials in trial order
         (the trust region's history; its first ``start`` rows are the starts)."""
         s = self.settings
-        gp = self.model.fit(cols, data)
+        gp = self.model.fit(cols, data, noise)
         levels = data[0]
         mu_obs = gp.predict(encode(cols, levels))
         best = float(np.min(mu_obs))

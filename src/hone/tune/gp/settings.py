@@ -22,6 +22,8 @@ class GPSettings:
     baseline_observed: bool = True  # the measured baseline (hone tune's) is the model's first observation (0053)
     failed_as_worst: bool = True  # failed trials enter the model just beyond the worst value seen
     noise_floor: float = 1e-6  # WhiteKernel lower bound on standardised y: exact measurements stay exact
+    known_noise: float = 0.0  # noisy runs, log-warped y: the bound is at least this share of the measured noise (0065)
+    matern_nu: float = 2.5  # the kernel's smoothness (1.5: rougher fits, 0066)
     length_scale_max: float = 1e2  # Matérn length scales, in units of each knob's [0, 1] range
     table_length_scale: float | None = 1.0  # ... in enumerable spaces (0009); None = length_scale_max
     length_scale_prior: float | None = 1.0  # larger spaces: log ℓ ~ N(0, sd²) (0010); None = maximum likelihood
@@ -40,7 +42,8 @@ class GPSettings:
     tr_length_init: float = 0.25  # share of each ordered knob's range
     tr_length_min: float = 1 / 64
     tr_length_max: float = 0.5
-    tr_shrink_after: int = 3  # trials in a row without a new best
+    tr_shrink_after: int = 3  # trials in a row without a new best; 0 = max(4, knobs), TuRBO's (0067)
+    tr_restart: bool = False  # a halving below tr_length_min starts again at tr_length_init (TuRBO's restart, 0067)
     tr_grow_after: int = 2  # trials in a row with one
     # noise (0007, 0008)
     noisy_cv: float = 0.01  # relative sd of a trial's value at or above which measurements count as noisy
