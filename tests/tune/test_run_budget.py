@@ -177,6 +177,10 @@ def test_runs_a_trial_cap_leaves_unspent_buy_the_rounds_the_reserve_cut(workload
     doc = json.loads((workload / "r.json").read_text())
     assert "3 rounds instead of 4" in res.out  # the plan: a fifth of 30 runs
     assert doc["budget"]["runs_spent"] == {"baseline": 3, "search": 5, "confirmation": 8, "ablation": 0}
+    # the 5-trial cap, not the budget, ends the search; the user is told before anything runs
+    held = [c for c in doc["budget"]["cuts"] if "the trial cap holds the search to 5 trials" in c]
+    assert len(held) == 1 and "other 16 runs" in held[0], doc["budget"]["cuts"]
+    assert "trial cap holds the search" in res.out
     assert doc["confirmations"][0]["comparison"]["n"] == 4
 
 
@@ -339,6 +343,8 @@ def test_the_plan_and_its_rules_never_spend_more_than_max_runs(n: int, repeats: 
             for _ in range(plan.ablation_runs(fit, loo) if fit else 0):
                 budget.count()
     assert budget.total <= n
+    held = [c for c in budget.cuts if "the trial cap holds the search" in c]
+    assert len(held) == (budget.search_runs is not None and budget.search_runs > plan.trials * plan.trial_first)
 
 
 def test_a_resumed_job_keeps_its_budget_after_kill_9(workload: Path, hone, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
@@ -373,3 +379,17 @@ def test_a_resumed_job_keeps_its_budget_after_kill_9(workload: Path, hone, state
     # the job finished: resuming it again is a new budget
     study = optuna.load_study(study_name="job", storage=f"sqlite:///{state_dir / 'studies.db'}")
     assert study.user_attrs["hone_open_runs"] is None
+
+
+def test_the_trial_cap_note_follows_the_latest_plan() -> None:
+    plan = RunPlan(baseline=3, trial_first=1, confirm_arms=2, confirm_rounds=4, ablation_arms=0, ablation_rounds=6,
+                   warmup_rounds=0, trials=5, confirm_min=3)
+    budget = RunBudget(30)
+    budget.begin(plan)
+    assert [c for c in budget.cuts if "holds the search to 5 trials" in c and "other 16 runs" in c]
+    budget.unsaid()
+    budget.replan(baseline=6)  # the exact path's 3 more baseline runs: 3 fewer for the search
+    held = [c for c in budget.cuts if "holds the search" in c]
+    assert len(held) == 1 and "other 13 runs" in held[0]
+    budget.replan(trials=100)  # no cap below the runs: the note is taken back
+    assert not [c for c in budget.cuts + budget.unsaid() if "holds the search" in c]

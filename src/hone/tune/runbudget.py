@@ -142,6 +142,7 @@ class RunBudget:
         self._plan_reserve()
         self.search_runs = avail - plan.baseline - self.reserve
         expected = min(plan.trials, self.search_runs // plan.trial_first)
+        self._note_trial_cap(self.search_runs - plan.trials * plan.trial_first)
         search = f"search ≤ {self.search_runs} (~{expected} trial{_s(expected)} of {plan.trial_first} run" \
                  f"{_s(plan.trial_first)}"
         parts = ([f"baseline {plan.baseline}"] if plan.baseline else []) + [search + ")"]
@@ -156,6 +157,26 @@ class RunBudget:
             return (f"≤ {avail} benchmark runs (--max-runs {self.max_runs}, {self.earlier} spent by the interrupted "
                     f"session): {', '.join(parts)}")
         return f"≤ {self.max_runs} benchmark runs (--max-runs): {', '.join(parts)}"
+
+    def _note_trial_cap(self, idle: int) -> None:
+        """A run budget the user pays for, partly left idle by a trial cap: a cut that says so
+        before anything runs. A plan again (after the baseline) updates it or takes it back."""
+        assert self.plan is not None
+        head = f"--max-runs {self.max_runs}: the trial cap holds the search to "
+        same = next((i for i, c in enumerate(self.cuts) if c.startswith(head)), None)
+        if idle <= 0:
+            if same is not None:
+                del self.cuts[same]
+                self._said -= same < self._said
+            return
+        n = self.plan.trials
+        note = (f"{head}{n} trial{_s(n)} (--trials, or tune.trials in the spec); the search's other {idle} "
+                f"run{_s(idle)} go to the confirmation and the ablation only as far as they need them "
+                "(raise the cap to search with them)")
+        if same is None:
+            self.cuts.append(note)
+        else:
+            self.cuts[same] = note
 
     def replan(self, **changes: int) -> str | None:
         """Plan again with ``changes`` to the plan (fields of :class:`RunPlan`), after the baseline
