@@ -381,7 +381,7 @@ def test_a_resumed_job_keeps_its_budget_after_kill_9(workload: Path, hone, state
     assert study.user_attrs["hone_open_runs"] is None
 
 
-def test_the_trial_cap_note_follows_the_latest_plan() -> None:
+def test_a_plan_made_again_updates_its_cuts_in_place_or_takes_them_back() -> None:
     plan = RunPlan(baseline=3, trial_first=1, confirm_arms=2, confirm_rounds=4, ablation_arms=0, ablation_rounds=6,
                    warmup_rounds=0, trials=5, confirm_min=3)
     budget = RunBudget(30)
@@ -391,5 +391,7 @@ def test_the_trial_cap_note_follows_the_latest_plan() -> None:
     budget.replan(baseline=6)  # the exact path's 3 more baseline runs: 3 fewer for the search
     held = [c for c in budget.cuts if "holds the search" in c]
     assert len(held) == 1 and "other 13 runs" in held[0]
+    assert budget.unsaid() == []  # said once, updated in place
+    assert [c for c in budget.cuts if "3 rounds instead of 4" in c] == [budget.cuts[0]]  # the reserve's cut, once
     budget.replan(trials=100)  # no cap below the runs: the note is taken back
     assert not [c for c in budget.cuts + budget.unsaid() if "holds the search" in c]

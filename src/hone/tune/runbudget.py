@@ -79,6 +79,7 @@ class RunBudget:
         self.search_runs: int | None = None  # runs the search may use, as planned
         self.stopped: str | None = None
         self.cuts: list[str] = []
+        self._plan_said: dict[str, str] = {}  # a plan's cuts by kind: a plan made again replaces them
         self._said = 0
         self.earlier = 0  # runs an interrupted session of the same job spent (``--resume``)
         self.listener: Callable[[int], None] | None = None  # told the job's runs after each run
@@ -158,25 +159,32 @@ class RunBudget:
                     f"session): {', '.join(parts)}")
         return f"≤ {self.max_runs} benchmark runs (--max-runs): {', '.join(parts)}"
 
+    def _plan_cut(self, kind: str, text: str | None) -> None:
+        """The plan's cut of ``kind`` is now ``text`` (None: there is none). A plan made again (after
+        the baseline) updates the one an earlier plan gave, in place, or takes it back."""
+        old = self._plan_said.pop(kind, None)
+        at = self.cuts.index(old) if old is not None and old in self.cuts else None
+        if text is None:
+            if at is not None:
+                del self.cuts[at]
+                self._said -= at < self._said
+            return
+        self._plan_said[kind] = text
+        if at is None:
+            self.cuts.append(text)
+        else:
+            self.cuts[at] = text
+
     def _note_trial_cap(self, idle: int) -> None:
         """A run budget the user pays for, partly left idle by a trial cap: a cut that says so
-        before anything runs. A plan again (after the baseline) updates it or takes it back."""
+        before anything runs."""
         assert self.plan is not None
-        head = f"--max-runs {self.max_runs}: the trial cap holds the search to "
-        same = next((i for i, c in enumerate(self.cuts) if c.startswith(head)), None)
-        if idle <= 0:
-            if same is not None:
-                del self.cuts[same]
-                self._said -= same < self._said
-            return
         n = self.plan.trials
-        note = (f"{head}{n} trial{_s(n)} (--trials, or tune.trials in the spec); the search's other {idle} "
-                f"run{_s(idle)} go to the confirmation and the ablation only as far as they need them "
-                "(raise the cap to search with them)")
-        if same is None:
-            self.cuts.append(note)
-        else:
-            self.cuts[same] = note
+        self._plan_cut("trial cap", None if idle <= 0 else
+                       f"--max-runs {self.max_runs}: the trial cap holds the search to {n} trial{_s(n)} (--trials, "
+                       f"or tune.trials in the spec); the search's other {idle} run{_s(idle)} go to the "
+                       "confirmation and the ablation only as far as they need them (raise the cap to search "
+                       "with them)")
 
     def replan(self, **changes: int) -> str | None:
         """Plan again with ``changes`` to the plan (fields of :class:`RunPlan`), after the baseline
@@ -207,6 +215,7 @@ class RunBudget:
         assert plan is not None and avail is not None
         if not plan.confirm_arms:
             self.reserve, self.ablation_reserved = 0, False
+            self._plan_cut("reserve", None)
             return
         cap = int(self.share * avail)
         least = plan.confirm_min
@@ -221,7 +230,9 @@ class RunBudget:
         self.reserve = self._reserve_for(arms, rounds, ablation)
         self.ablation_reserve = self.reserve - self._reserve_for(arms, rounds, False)
         full = self._reserve_for(plan.confirm_arms, top, bool(plan.ablation_arms))
-        if self.reserve < full:
+        if self.reserve >= full:
+            self._plan_cut("reserve", None)
+        else:
             what = [f"{arms - 1} candidate{_s(arms - 1)} instead of {plan.confirm_arms - 1}"
                     if arms < plan.confirm_arms else "",
                     f"{self.confirm_rounds} rounds instead of {max(plan.confirm_rounds, least)}"
@@ -230,11 +241,11 @@ class RunBudget:
                     if plan.ablation_arms and not ablation else ""]
             pct = f"{100 * self.share:g}%"
             label = f"--max-runs {self.max_runs}" + (f" ({avail} left)" if self.earlier else "")
-            self.cuts.append(f"{label}: {', '.join(w for w in what if w)} (all would take "
-                             f"{full} runs; the confirmation gets at most {pct} of the budget, the search the rest)"
-                             if self.reserve <= cap else
-                             f"{label}: the smallest confirmation ({self.reserve} runs) takes more "
-                             f"than {pct} of the budget")
+            self._plan_cut("reserve", f"{label}: {', '.join(w for w in what if w)} (all would take "
+                           f"{full} runs; the confirmation gets at most {pct} of the budget, the search the rest)"
+                           if self.reserve <= cap else
+                           f"{label}: the smallest confirmation ({self.reserve} runs) takes more "
+                           f"than {pct} of the budget")
 
     # ---------------------------------------------------------------- the search
 
