@@ -194,14 +194,18 @@ class HoneGPSampler(BaseSampler):
         """Are the measurements noisy (relative sd of a trial's value ≥ ``noisy_cv``)? From
         ``noise_cv``, else the study's :data:`ATTR_NOISE_CV` (``hone tune`` stores it from the
         baseline's repeats, so fleet workers and ``--resume`` see the same value); unknown = no."""
+        cv = self._cv(study)
+        return cv is not None and math.isfinite(cv) and cv >= self.settings.noisy_cv
+
+    def _cv(self, study: optuna.Study) -> float | None:
+        """The relative sd of a trial's value: ``noise_cv``, else the study's :data:`ATTR_NOISE_CV`."""
         cv = self._noise_cv if self._noise_cv is not None else study.user_attrs.get(ATTR_NOISE_CV)
-        return cv is not None and math.isfinite(float(cv)) and float(cv) >= self.settings.noisy_cv
+        return None if cv is None else float(cv)
 
     def _noise_of(self, study: optuna.Study) -> float | None:
-        """The relative sd of a trial's value when the measurements are :meth:`noisy`, else None."""
-        if not (self.settings.known_noise and self.noisy(study)):
-            return None
-        return float(self._noise_cv if self._noise_cv is not None else study.user_attrs[ATTR_NOISE_CV])
+        """The relative sd of a trial's value when ``known_noise`` is on and the measurements are
+        :meth:`noisy`, else None."""
+        return self._cv(study) if self.settings.known_noise and self.noisy(study) else None
 
     # -- one suggestion ---------------------------------------------------------------------
     def _coin(self, number: int, stream: int, share: float) -> bool:
