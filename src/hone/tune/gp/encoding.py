@@ -107,6 +107,11 @@ def enumerable(cols: list[Column], limit: int) -> bool:
     return size <= limit
 
 
+def width(cols: list[Column]) -> int:
+    """How many model inputs ``cols`` encode to: one per ordered knob, one per categorical choice."""
+    return sum(c.width() for c in cols)
+
+
 def encode(cols: list[Column], levels: np.ndarray) -> np.ndarray:
     """Rows of levels (n, knobs) → model inputs (n, encoded width)."""
     return np.hstack([c.encode(levels[:, i]) for i, c in enumerate(cols)])

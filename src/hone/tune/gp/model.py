@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from optuna.trial import FrozenTrial, TrialState
 
-from hone.tune.gp.encoding import Column, encode, enumerable
+from hone.tune.gp.encoding import Column, encode, enumerable, width
 from hone.tune.gp.settings import GPSettings
 
 Data = tuple[np.ndarray, np.ndarray]  # rows of levels, y (minimised, standardised)
@@ -182,12 +182,11 @@ class GPModel:
 
         s = self.settings
         floor = s.noise_floor if noise_floor is None else noise_floor
-        width = sum(c.width() for c in cols)
         longest = s.length_scale_max
         if s.table_length_scale is not None and enumerable(cols, s.enumerate_limit):
             longest = s.table_length_scale
         return ConstantKernel(1.0, (1e-2, 1e2)) * Matern(
-            length_scale=np.full(width, min(0.5, longest)), length_scale_bounds=(1e-2, longest), nu=s.matern_nu,
+            length_scale=np.full(width(cols), min(0.5, longest)), length_scale_bounds=(1e-2, longest), nu=s.matern_nu,
         ) + WhiteKernel(max(1e-2, floor), (floor, 1.0))
 
     def _regressor(self, cols: list[Column], data: Data, kernel: Any, optimize: bool = True) -> Any:
@@ -212,8 +211,7 @@ class GPModel:
         optimizer: Any = "fmin_l_bfgs_b" if optimize else None
         if (optimize and s.length_scale_prior is not None and len(y) >= s.prior_after
                 and not enumerable(cols, s.enumerate_limit)):
-            width = sum(c.width() for c in cols)
-            mean = s.prior_mean + s.prior_mean_per_log_dim * math.log(width)
+            mean = s.prior_mean + s.prior_mean_per_log_dim * math.log(width(cols))
             optimizer = map_optimizer(s.length_scale_prior, mean)
         restarts = s.fit_restarts if optimize else 0
         gp = GaussianProcessRegressor(kernel, normalize_y=False, n_restarts_optimizer=restarts, random_state=0,
