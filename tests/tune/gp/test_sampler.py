@@ -759,3 +759,19 @@ def test_matern_smoothness_is_a_setting():
     cols = columns({"x": IntDistribution(0, 30)})
     assert GPModel(DEFAULTS).kernel(cols).k1.k2.nu == 2.5
     assert GPModel(GPSettings(matern_nu=1.5)).kernel(cols).k1.k2.nu == 1.5
+
+
+def test_a_random_share_of_one_makes_every_suggestion_after_the_starts_uniform():
+    # random_share (0068): the model's turns become uniform draws; EI's own turns close in on
+    # the bowl's bottom at x = 700 instead
+    dists = {"x": IntDistribution(0, 1000)}
+
+    def fn(p: dict) -> float:
+        return 1.0 + ((p["x"] - 700) / 100) ** 2
+
+    def off(sampler: HoneGPSampler) -> float:  # median distance of the last 15 suggestions from the bottom
+        study = _searched(sampler, dists, fn, 25)
+        return float(np.median([abs(t.params["x"] - 700) for t in study.trials[10:]]))
+
+    assert off(HoneGPSampler(seed=4, n_startup_trials=5, thompson_share=0.0, random_share=1.0)) > 100
+    assert off(HoneGPSampler(seed=4, n_startup_trials=5, thompson_share=0.0)) < 20

@@ -34,7 +34,7 @@ class GPSettings:
     refit_period: int = 5  # ... then at every 5th n
     fit_max: int = 100  # ... on at most this many of them (model.hyper_rows)
     fit_restarts: int = 0  # ... from this many more starting points (scikit-learn's seeded draws within the bounds)
-    random_share: float = 0.0  # this share of the model's suggestions (a seeded coin) are uniform random instead
+    random_share: float = 0.0  # this share of the model's suggestions (a seeded coin) are uniform random instead (0068)
     tpe_share: float = 0.0  # ... are Optuna's multivariate TPE's instead, unless already measured (0059)
     # trust region (0006)
     trust_region: bool = True
