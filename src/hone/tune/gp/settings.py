@@ -47,7 +47,7 @@ class GPSettings:
     tr_grow_after: int = 2  # trials in a row with one
     # noise (0007, 0008)
     noisy_cv: float = 0.01  # relative sd of a trial's value at or above which measurements count as noisy
-    thompson_share: float = 0.5  # this share of the model's suggestions (a seeded coin) are Thompson samples (0042)
+    thompson_share: float = 0.5  # this share of the suggestions (a seeded coin) are Thompson samples (0042, 0051, 0069)
     lcb_share: float = 0.0  # ... this share of the others maximise a lower confidence bound instead of EI (0061)
     lcb_kappa: float = 1.96  # ... μ − κσ (scikit-optimize's default κ)
     ts_max: int = 2000  # a Thompson sample over at most this many candidates (a Cholesky of ts_max²)
