@@ -51,7 +51,7 @@ class GPSettings:
     lcb_share: float = 0.0  # ... this share of the others maximise a lower confidence bound instead of EI (0061)
     lcb_kappa: float = 1.96  # ... μ − κσ (scikit-optimize's default κ)
     ts_max: int = 2000  # a Thompson sample over at most this many candidates (a Cholesky of ts_max²)
-    # line probes (0011)
+    # line probes (0011; measured again on the suite: 0070)
     line_probes: bool = True
     probe_every: int = 6  # from prior_after trials, every 6th suggestion is a line probe
     probe_gap: float = 0.125  # ... into an unmeasured gap wider than this share of a knob's range
