@@ -775,3 +775,21 @@ def test_a_random_share_of_one_makes_every_suggestion_after_the_starts_uniform()
 
     assert off(HoneGPSampler(seed=4, n_startup_trials=5, thompson_share=0.0, random_share=1.0)) > 100
     assert off(HoneGPSampler(seed=4, n_startup_trials=5, thompson_share=0.0)) < 20
+
+
+def test_a_hyperparameter_sample_moves_the_length_scales_within_their_bounds():
+    # thompson_hyper (0073): the Thompson sample's kernel is drawn from the hyperparameters'
+    # posterior; with 8 observations the likelihood is flat enough for the chain to move, and
+    # every draw stays within the kernel's bounds
+    dists = {"x": FloatDistribution(0.0, 1.0), "z": FloatDistribution(0.0, 1.0)}
+    sampler = HoneGPSampler(seed=0, n_startup_trials=8)
+    study = _searched(sampler, dists, lambda p: 1.0 + (p["x"] - 0.3) ** 2 + 0.1 * p["z"], 8)
+    cols = columns(dists)
+    levels, y, _, _ = sampler._observations(study, study.trials, cols, with_running=False)
+    gp = sampler.model.fit(cols, (levels, y))
+    rng = np.random.default_rng(0)
+    draws = np.array([sampler.model.hyper_sample(cols, gp, rng).kernel_.theta for _ in range(20)])
+    bounds = gp.kernel_.bounds
+    assert np.all(draws >= bounds[:, 0] - 1e-12) and np.all(draws <= bounds[:, 1] + 1e-12)
+    assert len({tuple(np.round(d, 9)) for d in draws}) > 10  # the chain moved in most draws
+    assert np.median(np.abs(draws - gp.kernel_.theta)) < 2.0  # ... around the fitted kernel

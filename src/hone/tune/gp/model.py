@@ -170,6 +170,42 @@ class GPModel:
         self._cache[key] = gp
         return gp
 
+    def hyper_sample(self, cols: list[Column], gp: Any, rng: np.random.Generator, steps: int = 60) -> Any:
+        """The GP on ``gp``'s data with kernel hyperparameters drawn from their posterior (a short
+        random-walk Metropolis chain on log θ from the fitted θ: the marginal likelihood, the
+        length-scale prior where the fit uses it, flat within the bounds). Ours: scikit-learn
+        samples no hyperparameters, and a chain of ~60 likelihoods costs milliseconds."""
+        from sklearn.gaussian_process import GaussianProcessRegressor
+
+        s = self.settings
+        theta = np.array(gp.kernel_.theta, dtype=float)
+        lo, hi = gp.kernel_.bounds[:, 0], gp.kernel_.bounds[:, 1]
+        prior = (s.length_scale_prior is not None and len(gp.y_train_) >= s.prior_after
+                 and not enumerable(cols, s.enumerate_limit))
+        mean = s.prior_mean + s.prior_mean_per_log_dim * math.log(width(cols))
+
+        def logp(th: np.ndarray) -> float:
+            if np.any(th < lo) or np.any(th > hi):
+                return -math.inf
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                value = float(gp.log_marginal_likelihood(th))
+            if prior and s.length_scale_prior:
+                value -= 0.5 * float(np.sum((th[1:-1] - mean) ** 2)) / s.length_scale_prior ** 2
+            return value if math.isfinite(value) else -math.inf
+
+        cur, cur_p = theta, logp(theta)
+        step = s.hyper_step / math.sqrt(len(theta))
+        for _ in range(steps):
+            prop = cur + rng.normal(0.0, step, len(cur))
+            p = logp(prop)
+            if p - cur_p > math.log(max(rng.random(), 1e-300)):
+                cur, cur_p = prop, p
+        out = GaussianProcessRegressor(gp.kernel_.clone_with_theta(cur), normalize_y=False, optimizer=None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return out.fit(gp.X_train_, gp.y_train_)
+
     def kernel(self, cols: list[Column], noise_floor: float | None = None) -> Any:
         """Constant × Matérn 5/2 (``matern_nu``; one length scale per encoded input) + a white noise term.
 

@@ -341,6 +341,8 @@ class HoneGPSampler(BaseSampler):
         cands = cands[fresh]
         if len(cands) > self.settings.ts_max:  # large enumerable spaces: a seeded subset
             cands = cands[np.sort(rng.choice(len(cands), self.settings.ts_max, replace=False))]
+        if self.settings.thompson_hyper:  # its kernel drawn from the hyperparameters' posterior (0073: off)
+            gp = self.model.hyper_sample(cols, gp, rng)
         return cands[thompson_argmin(gp, cols, cands, rng)].tolist()
 
 
