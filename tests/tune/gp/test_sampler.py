@@ -793,3 +793,18 @@ def test_a_hyperparameter_sample_moves_the_length_scales_within_their_bounds():
     assert np.all(draws >= bounds[:, 0] - 1e-12) and np.all(draws <= bounds[:, 1] + 1e-12)
     assert len({tuple(np.round(d, 9)) for d in draws}) > 10  # the chain moved in most draws
     assert np.median(np.abs(draws - gp.kernel_.theta)) < 2.0  # ... around the fitted kernel
+
+
+def test_refining_continuous_knobs_moves_only_the_floats_to_the_scores_maximum():
+    # refine_continuous (0075): L-BFGS-B along the float knobs from EI's best candidate
+    cols = columns({"n": IntDistribution(0, 4), "x": FloatDistribution(0.0, 10.0)})
+
+    def score(rows: np.ndarray) -> np.ndarray:
+        return -((rows[:, 1] - 0.4231) ** 2) - 0.1 * rows[:, 0]
+
+    out = gp_candidates.refine_continuous(cols, np.array([2.0, 0.3]), score)
+    assert out[0] == 2.0 and abs(out[1] - 0.4231) < 1e-3
+    start = np.array([3.0, 0.4231])  # already at the maximum along x: nothing to gain
+    assert np.array_equal(gp_candidates.refine_continuous(cols, start, score), start)
+    ints = columns({"n": IntDistribution(0, 4)})
+    assert np.array_equal(gp_candidates.refine_continuous(ints, np.array([1.0]), score), np.array([1.0]))

@@ -15,6 +15,7 @@ class GPSettings:
     # encoding and candidates
     enumerate_limit: int = 20_000  # discrete spaces up to this size: EI over every configuration
     random_candidates: int = 1000  # larger spaces: uniform EI candidates per suggestion
+    refine_continuous: bool = False  # ... EI's best then refined along its float knobs by L-BFGS-B (0075)
     # the model
     warp: str = "log-rank"  # EI's model of y: log when every value is positive, else ranks (model.WARPS; 0041)
     thompson_warp: str = "rank"  # the Thompson half's (0008, 0041)
