@@ -141,8 +141,6 @@ def refine_continuous(cols: list[Column], row: np.ndarray, score: Callable[[np.n
 
     res = minimize(neg, row[idx], method="L-BFGS-B", bounds=[(0.0, 1.0)] * len(idx),
                    options={"maxiter": maxiter, "eps": 1e-4})
-    if not res.success and not math.isfinite(res.fun):
-        return row
     if -float(res.fun) <= base:
         return row
     out = row.copy()

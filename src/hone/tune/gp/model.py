@@ -170,6 +170,14 @@ class GPModel:
         self._cache[key] = gp
         return gp
 
+    def length_scale_prior(self, cols: list[Column], n: int) -> tuple[float, float] | None:
+        """(mean, sd) of the log-normal prior on the length scales when a fit on ``n`` observations
+        uses it (``length_scale_prior``: spaces too large to enumerate, from ``prior_after`` on)."""
+        s = self.settings
+        if s.length_scale_prior is None or n < s.prior_after or enumerable(cols, s.enumerate_limit):
+            return None
+        return s.prior_mean + s.prior_mean_per_log_dim * math.log(width(cols)), s.length_scale_prior
+
     def hyper_sample(self, cols: list[Column], gp: Any, rng: np.random.Generator, steps: int = 60) -> Any:
         """The GP on ``gp``'s data with kernel hyperparameters drawn from their posterior (a short
         random-walk Metropolis chain on log θ from the fitted θ: the marginal likelihood, the
@@ -180,9 +188,7 @@ class GPModel:
         s = self.settings
         theta = np.array(gp.kernel_.theta, dtype=float)
         lo, hi = gp.kernel_.bounds[:, 0], gp.kernel_.bounds[:, 1]
-        prior = (s.length_scale_prior is not None and len(gp.y_train_) >= s.prior_after
-                 and not enumerable(cols, s.enumerate_limit))
-        mean = s.prior_mean + s.prior_mean_per_log_dim * math.log(width(cols))
+        prior = self.length_scale_prior(cols, len(gp.y_train_))
 
         def logp(th: np.ndarray) -> float:
             if np.any(th < lo) or np.any(th > hi):
@@ -190,8 +196,8 @@ class GPModel:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 value = float(gp.log_marginal_likelihood(th))
-            if prior and s.length_scale_prior:
-                value -= 0.5 * float(np.sum((th[1:-1] - mean) ** 2)) / s.length_scale_prior ** 2
+            if prior is not None:
+                value -= 0.5 * float(np.sum((th[1:-1] - prior[0]) ** 2)) / prior[1] ** 2
             return value if math.isfinite(value) else -math.inf
 
         cur, cur_p = theta, logp(theta)
@@ -245,10 +251,9 @@ class GPModel:
         if key is not None and key in self._cache:
             return self._cache[key]
         optimizer: Any = "fmin_l_bfgs_b" if optimize else None
-        if (optimize and s.length_scale_prior is not None and len(y) >= s.prior_after
-                and not enumerable(cols, s.enumerate_limit)):
-            mean = s.prior_mean + s.prior_mean_per_log_dim * math.log(width(cols))
-            optimizer = map_optimizer(s.length_scale_prior, mean)
+        prior = self.length_scale_prior(cols, len(y)) if optimize else None
+        if prior is not None:
+            optimizer = map_optimizer(prior[1], prior[0])
         restarts = s.fit_restarts if optimize else 0
         gp = GaussianProcessRegressor(kernel, normalize_y=False, n_restarts_optimizer=restarts, random_state=0,
                                       optimizer=optimizer)
