@@ -802,9 +802,12 @@ def test_refining_continuous_knobs_moves_only_the_floats_to_the_scores_maximum()
     def score(rows: np.ndarray) -> np.ndarray:
         return -((rows[:, 1] - 0.4231) ** 2) - 0.1 * rows[:, 0]
 
-    out = gp_candidates.refine_continuous(cols, np.array([2.0, 0.3]), score)
+    def refined(cols: list, row: np.ndarray) -> np.ndarray:
+        return gp_candidates.refine_continuous(cols, row, float(score(row[None, :])[0]), score)
+
+    out = refined(cols, np.array([2.0, 0.3]))
     assert out[0] == 2.0 and abs(out[1] - 0.4231) < 1e-3
     start = np.array([3.0, 0.4231])  # already at the maximum along x: nothing to gain
-    assert np.array_equal(gp_candidates.refine_continuous(cols, start, score), start)
+    assert np.array_equal(refined(cols, start), start)
     ints = columns({"n": IntDistribution(0, 4)})
-    assert np.array_equal(gp_candidates.refine_continuous(ints, np.array([1.0]), score), np.array([1.0]))
+    assert np.array_equal(gp_candidates.refine_continuous(ints, np.array([1.0]), 0.0, score), np.array([1.0]))

@@ -118,19 +118,16 @@ def trust_region_points(cols: list[Column], levels: np.ndarray, y: np.ndarray, s
     return pts
 
 
-def refine_continuous(cols: list[Column], row: np.ndarray, score: Callable[[np.ndarray], np.ndarray],
+def refine_continuous(cols: list[Column], row: np.ndarray, base: float, score: Callable[[np.ndarray], np.ndarray],
                       maxiter: int = 30) -> np.ndarray:
-    """``row`` with its continuous knobs moved to a local maximum of ``score`` (L-BFGS-B on
-    finite differences, the other knobs held), or ``row`` when that scores no higher. Why: the
+    """``row`` (scored ``base``) with its continuous knobs moved to a local maximum of ``score``
+    (L-BFGS-B on finite differences, the other knobs held), or ``row`` when that scores no higher. Why: the
     candidates move a float by 1% of its range at the finest, where scikit-optimize's EI (A-Tune's
     engine) is refined by L-BFGS-B (``refine_continuous``, docs/decisions/0075)."""
     from scipy.optimize import minimize
 
-    idx = [i for i, c in enumerate(cols) if not c.size and not c.categorical]
-    if not idx:
-        return row
-    base = float(score(row[None, :])[0])
-    if not math.isfinite(base):
+    idx = [i for i, c in enumerate(cols) if not c.size]  # size 0: a float
+    if not idx or not math.isfinite(base):
         return row
 
     def neg(x: np.ndarray) -> float:

@@ -324,7 +324,7 @@ class HoneGPSampler(BaseSampler):
         if not math.isfinite(best_s):
             return random_levels(cols, rng, 1)[0].tolist()
         if s.refine_continuous:
-            best_row = cand.refine_continuous(cols, best_row, score)
+            best_row = cand.refine_continuous(cols, best_row, best_s, score)
         return best_row.tolist()
 
     def _thompson(self, gp: Any, cols: list[Column], cands: np.ndarray, seen: set[tuple[float, ...]],
