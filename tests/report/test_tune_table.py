@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from hone.core.metrics import verdict_word
-from hone.report.tune_terminal import render, result_table
+from hone.report.tune_terminal import recommendation_kind, render, result_table
 
 SAMPLE = json.loads((Path(__file__).parent / "formats" / "samples" / "hone-tune-2.json").read_text())
 
@@ -39,3 +39,28 @@ def test_with_nothing_confirmed_the_table_lists_the_baseline_means() -> None:
     assert "best candidate" in text and "recommendation" not in text
     row = next(ln for ln in text.splitlines() if ln.lstrip("│ ").startswith("score"))
     assert "100" in row and "–" in row
+
+
+def test_recommended_knobs_at_the_current_value_are_said_apart() -> None:
+    doc = copy.deepcopy(SAMPLE)
+    knobs = list(doc["recommended"])
+    text = _text(render(doc))  # an older document: no "unchanged", every knob a change
+    kind = f"Recommendation ({recommendation_kind(doc)}): "
+    assert kind + " ".join(f"{k}={v}" for k, v in doc["recommended"].items()) in text
+    doc["unchanged"] = knobs[:1]
+    first, rest = knobs[0], knobs[1:]
+    text = _text(render(doc))
+    line = next(ln for ln in text.splitlines() if ln.startswith("Recommendation"))
+    said = " ".join(f"{k}={doc['recommended'][k]}" for k in rest) or "(no change)"
+    assert line.rstrip() == f"{kind}{said} (as now: {first}={doc['recommended'][first]})"
+
+
+def test_the_html_report_marks_knobs_at_the_current_value() -> None:
+    from hone.report.html import render_study_html
+
+    doc = copy.deepcopy(SAMPLE)
+    first = next(iter(doc["recommended"]))
+    assert "(as now)" not in render_study_html(None, doc)
+    doc["unchanged"] = [first]
+    page = render_study_html(None, doc)
+    assert f"{first} = {doc['recommended'][first]} (as now)" in page and page.count("(as now)") == 1

@@ -88,7 +88,9 @@ def study_note(study: optuna.Study) -> str:
             lines.append(f"change {_num(result['improvement_pct'])}% (95% CI {_num(ci[0])} … {_num(ci[1])}), "
                          f"p = {_num(result.get('p_value'))}")
         if result.get("recommended"):
-            lines.append("recommended: " + ", ".join(f"`{k}={v}`" for k, v in result["recommended"].items()))
+            same = set(result.get("unchanged") or ())
+            lines.append("recommended: " + ", ".join(f"`{k}={v}`" + (" (as now)" if k in same else "")
+                                                     for k, v in result["recommended"].items()))
     else:
         lines += ["", "_not confirmed yet: `hone tune --resume --study NAME` confirms after the budget is spent_"]
     return "\n".join(lines) + "\n"

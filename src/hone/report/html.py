@@ -153,7 +153,9 @@ def _summary_html(doc: dict[str, Any] | None) -> str:
     ci_text = (f"{change:+.2f}% ({level} {ci[0]:+.2f}% … {ci[1]:+.2f}%, p = {doc.get('p_value'):.3g})"
                if ci and change is not None and None not in ci else "")
     recommended = doc.get("recommended")
-    rec_text = ("<br>".join(f"{html.escape(k)} = {html.escape(str(v))}" for k, v in recommended.items())
+    same = set(doc.get("unchanged") or ())  # knobs at the baseline's value: no change to apply
+    rec_text = ("<br>".join(f"{html.escape(k)} = {html.escape(str(v))}" + (" (as now)" if k in same else "")
+                            for k, v in recommended.items())
                 if recommended else "keep the current configuration")
     cmd = doc.get("apply_command")
     return (

@@ -54,8 +54,11 @@ def render(data: dict[str, Any]) -> Group:
     lines: list[Table | Text] = [table]
     rec = data.get("recommended")
     if rec:
-        lines.append(Text(f"Recommendation ({recommendation_kind(data)}): " + " ".join(f"{k}={v}"
-                                                                                   for k, v in rec.items())))
+        same = set(data.get("unchanged") or ())  # the winner's knobs at the baseline's value: said apart
+        changes = " ".join(f"{k}={v}" for k, v in rec.items() if k not in same) or "(no change)"
+        kept = " ".join(f"{k}={v}" for k, v in rec.items() if k in same)
+        lines.append(Text(f"Recommendation ({recommendation_kind(data)}): {changes}"
+                          + (f" (as now: {kept})" if kept else "")))
         if data.get("apply_command"):
             lines.append(Text(f"apply it: {data['apply_command']}"))
         lines += risk_lines(data)

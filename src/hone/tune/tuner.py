@@ -202,6 +202,7 @@ class TuneResult:
             "spec_name": self.spec_name,
             "recommended": dict(w.candidate.config) if w else None,
             "recommended_trial": w.candidate.trial_number if w else None,
+            "unchanged": list(self.unchanged),
             "risks": self.risks,
             "chosen_by": self.chosen_by,
             "baseline_config": self.baseline.get("config", {}),

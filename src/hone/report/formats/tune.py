@@ -228,6 +228,7 @@ class TuneV2(TypedDict):
     spec_name: str
     recommended: dict[str, Value] | None
     recommended_trial: int | None
+    unchanged: NotRequired[list[str]]  # added within version 2: recommended knobs at the baseline's value
     risks: list[RiskV2]
     chosen_by: Literal["model", "confirmation mean"] | None
     baseline_config: dict[str, Value]
