@@ -89,12 +89,6 @@ def _pct_vs_baseline(result_means: dict[str, float], baseline: dict[str, float],
 @click.option("--one-run/--fixed-repeats", "one_run", default=None,
               help="One run per trial, the model weighing the noise (default with --max-runs), or --repeats runs "
                    "for every trial (the default without).")
-@click.option("--patience", type=click.IntRange(min=1), default=None, metavar="N",
-              help="End the search after N trials in a row without a gain of --min-gain over the best so far "
-                   "(default: tune.patience, off); the confirmation still runs. Saves runs once the search settles.")
-@click.option("--min-gain", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
-              metavar="SHARE", help="What --patience counts as a gain: this share of the baseline's objective "
-              "value (default: tune.min_gain, 0.01 = 1%; weighted objectives: points of their % score).")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Run the trials in K local `hone worker` processes (no system knobs; see hone worker).")
 @click.option("--strict", is_flag=True, help="Refuse (exit 2, nothing changed) when a daemon that changes settings "
@@ -106,8 +100,7 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
              storage: str | None, study_name: str | None, resume: bool, apply_best: bool, pareto: bool,
              repeats: int | None, confirm_rounds: int | None, top_k: int | None, ablation: bool | None,
              ablation_rounds: int | None, max_time: float | None, max_runs: int | None, one_run: bool | None,
-             patience: int | None, min_gain: float | None, workers: int, strict: bool, json_path: str | None,
-             html_path: str | None) -> None:
+             workers: int, strict: bool, json_path: str | None, html_path: str | None) -> None:
     """Search SPEC's knob space for a configuration that beats the current one.
 
     Baseline (current values, measured `repeats` times) → trials (apply, benchmark,
@@ -142,8 +135,6 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
     if trials is None:
         # Under a run budget the runs decide how many trials; tune.trials caps them only when written.
         trials = max_runs if max_runs is not None and "trials" not in t.model_fields_set else t.trials
-    if min_gain is not None and patience is None and t.patience is None:
-        raise click.UsageError("--min-gain goes with --patience N (or the spec's tune.patience)")
     settings = TuneSettings(
         trials=trials, seed=t.seed if seed is None else seed,
         sampler=sampler or t.sampler,
@@ -157,8 +148,6 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
         ablation_rounds=t.ablation_rounds if ablation_rounds is None else ablation_rounds,
         max_time=t.max_time if max_time is None else max_time,
         max_runs=max_runs, max_runs_source=source, one_run=one_run,
-        patience=t.patience if patience is None else patience,
-        min_gain=t.min_gain if min_gain is None else min_gain,
     )
     metric_units = {m.name: m.unit or "" for m in loaded.spec.metrics}
     started = time.perf_counter()

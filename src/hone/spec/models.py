@@ -813,10 +813,6 @@ class Tune(StrictModel):
     # Benchmark runs for the whole session, every phase counted (A-Tune's iterations); with it
     # `trials` is only a cap when written in the spec.
     max_runs: int | None = Field(None, ge=1)
-    # End the search after this many trials in a row without a gain of min_gain (a share of the
-    # baseline's objective value); the confirmation still runs (hone.tune.patience).
-    patience: int | None = Field(None, ge=1)
-    min_gain: float = Field(0.01, gt=0, lt=1)
 
     @field_validator("study")
     @classmethod

@@ -49,9 +49,8 @@ from hone.tune.confirm import (
 from hone.tune.gp import HoneGPSampler
 from hone.tune.importance import knob_importances
 from hone.tune.objective import Objective, build_objective
-from hone.tune.patience import Patience
 from hone.tune.runbudget import RunBudget, RunPlan
-from hone.tune.samplers import make_sampler, startup_trials
+from hone.tune.samplers import make_sampler
 from hone.tune.space import SearchSpace
 from hone.tune.storage import mask_url, prepare_storage
 from hone.tune.study import (
@@ -115,8 +114,6 @@ class TuneSettings:
     pooled_confirm: bool = True  # --max-runs with room for one candidate: its runs against all the baseline's
     pooled_rounds: int | None = None  # its rounds; default: one more than the fewest its test needs, if they fit
     confirm_asked: bool = False  # confirm_rounds given by the user: every confirmation runs at least that many
-    patience: int | None = None  # end the search after this many trials in a row without a gain (hone.tune.patience)
-    min_gain: float = 0.01  # ... a gain: this share of the baseline's objective value
 
 
 class TrialWorkers(Protocol):
@@ -284,15 +281,9 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     if settings.max_runs is not None and workers > 1:
         raise HoneError("--max-runs needs the trials in this process, not in --workers",
                         hint="leave out --workers, or --max-runs (and the spec's tune.max_runs)")
-    if settings.patience is not None and workers > 1:
-        raise HoneError("--patience needs the trials in this process, not in --workers",
-                        hint="leave out --workers, or --patience (and the spec's tune.patience)")
     spec = loaded.spec
     space = SearchSpace(list(spec.knobs))
     objective = build_objective(spec.metrics, settings.objective or spec.tune.objective, pareto=settings.pareto)
-    if settings.patience is not None and objective.mode == "pareto":
-        raise HoneError("--patience needs one objective, not a Pareto front",
-                        hint="leave out --patience (and the spec's tune.patience), or --pareto")
     seed = settings.seed
     repeats = settings.repeats or spec.benchmark.repeats
     warmup = spec.benchmark.warmup if settings.warmup is None else settings.warmup
@@ -403,16 +394,9 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             phase("trials", f"study {name!r} in {mask_url(storage)}: {budget - plan.done} trials"
                   + (" at most" if runs.max_runs is not None else "") + f", sampler {settings.sampler}"
                   + (f", {workers} workers" if workers > 1 else "")
-                  + ("; one run each (the model weighs the noise)" if one_run and repeats > 1 else "")
-                  + (f"; ends after {settings.patience} in a row without a {100 * settings.min_gain:g}% gain"
-                     if settings.patience else ""))
+                  + ("; one run each (the model weighs the noise)" if one_run and repeats > 1 else ""))
             if events.on_trials:
                 events.on_trials(budget)
-            patience = Patience(settings.patience, settings.min_gain, _starts(sampler, trials_cap, settings)) \
-                if settings.patience else None
-
-            def stall() -> str | None:
-                return patience.check(study, objective) if patience else None
             runs.phase = "search"
             if settings.workers:
                 before = {t.number for t in study.get_trials(deepcopy=False)}
@@ -426,14 +410,13 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 run_trials(study, loaded, configurator, space, objective, budget=budget,
                            repeats=1 if one_run else repeats,
                            warmup=warmup, should_stop=lambda: runs.stop_search() or clock.stop_search()
-                           or measured_all(study, space) is not None or stall() is not None,
+                           or measured_all(study, space) is not None,
                            on_run=runs.count,
                            on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
             clock.end_search()
             size = measured_all(study, space) if len(finished_trials(study)) < budget else None
             every = f"every one of the {size} configurations is measured (the baseline's included)" if size else ""
-            stalled = stall()
-            for why in (clock.stopped, runs.stopped, every, stalled or ""):
+            for why in (clock.stopped, runs.stopped, every):
                 if why:
                     phase("budget", f"search stopped after {len(finished_trials(study)) - plan.done} of "
                           f"{budget - plan.done} trials: {why}")
@@ -499,7 +482,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         sampler=settings.sampler, objective=objective, baseline=baseline, trials=len(trials), failed_trials=failed,
         confirmations=confirmations, winner=winner, importances=importances, applied=applied,
         restore_problems=problems, chosen_by=chosen_by, started=started, finished=time.time(),
-        ablation=ablation, budget=_budget(clock, runs, len(trials), stalled),
+        ablation=ablation, budget=_budget(clock, runs, len(trials)),
         system_knobs=[n for n, d in configurator.drivers.items() if d.changes_system], unchanged=unchanged,
         risks=risks(list(spec.knobs), dict(winner.candidate.config)) if winner is not None else [],
     )
@@ -621,19 +604,12 @@ def _begin_runs(runs: RunBudget, settings: TuneSettings, space: SearchSpace, war
     return runs.confirm_rounds if pooled else 0
 
 
-def _budget(clock: TimeBudget, runs: RunBudget, trials_total: int, stalled: str | None = None) -> dict[str, Any]:
+def _budget(clock: TimeBudget, runs: RunBudget, trials_total: int) -> dict[str, Any]:
     """The result's ``budget``: time and runs, their cuts and why the search stopped, together."""
     doc = clock.to_dict(trials_total) | runs.to_dict()
     doc["cuts"] = [*doc["cuts"], *runs.cuts]
-    doc["search_stopped"] = doc["search_stopped"] or runs.stopped or stalled
+    doc["search_stopped"] = doc["search_stopped"] or runs.stopped
     return doc
-
-
-def _starts(sampler: optuna.samplers.BaseSampler, trials: int, settings: TuneSettings) -> int:
-    """The sampler's random starts, which --patience does not count."""
-    if isinstance(sampler, HoneGPSampler):
-        return sampler.n_startup
-    return startup_trials(trials, settings.random_starts)
 
 
 def _counted(runs: RunBudget, on_run: Callable[[int, str, Measurement], None] | None

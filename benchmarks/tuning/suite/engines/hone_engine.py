@@ -86,8 +86,7 @@ def simulated(problem: Problem, seed: int, noise: float, runs: list[Config]) -> 
 
 
 SETTINGS = {"repeats", "confirm_rounds", "top_k", "ablation", "one_run", "sampler", "exact_aware",
-            "exact_confirm", "confirm_share", "pooled_confirm", "pooled_rounds", "random_starts",
-            "patience", "min_gain"}
+            "exact_confirm", "confirm_share", "pooled_confirm", "pooled_rounds", "random_starts"}
 
 
 def run(problem: Problem, seed: int, budget: int, noise: float, settings: dict[str, Any] | None = None) -> Outcome:
@@ -122,8 +121,7 @@ def run(problem: Problem, seed: int, budget: int, noise: float, settings: dict[s
                           exact_confirm=bool(settings.get("exact_confirm", True)),
                           confirm_share=float(settings.get("confirm_share", 0.2)),
                           pooled_confirm=bool(settings.get("pooled_confirm", True)),
-                          pooled_rounds=settings.get("pooled_rounds"), random_starts=settings.get("random_starts"),
-                          patience=settings.get("patience"), min_gain=float(settings.get("min_gain", 0.01)))
+                          pooled_rounds=settings.get("pooled_rounds"), random_starts=settings.get("random_starts"))
         variant = {"suite-gp": gp_factory(GPSettings(**gp_kwargs))} if gp_kwargs else {}
         with mock.patch.dict(os.environ, env), simulated(problem, seed, noise, runs), \
                 mock.patch.dict(SAMPLERS, variant):

@@ -58,11 +58,6 @@ class HoneGPSampler(BaseSampler):
         self._space = IntersectionSearchSpace(include_pruned=True)
         self._failed: set[tuple[float, ...]] = set()  # levels of the failed trials, for the current suggestion
 
-    @property
-    def n_startup(self) -> int:
-        """Latin-hypercube starts before the model suggests."""
-        return self._n_startup
-
     # -- BaseSampler ----------------------------------------------------------------------
     def infer_relative_search_space(self, study: optuna.Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
         if len(study.directions) != 1:
