@@ -813,6 +813,9 @@ class Tune(StrictModel):
     # Benchmark runs for the whole session, every phase counted (A-Tune's iterations); with it
     # `trials` is only a cap when written in the spec.
     max_runs: int | None = Field(None, ge=1)
+    # Configurations to measure first (knob: value; the others at their current values): a
+    # vendor's or a tuned profile's settings, an earlier winner. Checked by hone.tune.start.
+    start: list[dict[str, Scalar]] = Field(default_factory=list)
 
     @field_validator("study")
     @classmethod

@@ -126,11 +126,13 @@ class SearchSpace:
         """Optuna params for knob values (knobs not searched are left out)."""
         return {d.name: d.encode(values[d.name]) for d in self.dimensions if d.name in values}
 
-    def params_of(self, values: dict[str, Any]) -> dict[str, Any] | None:
+    def params_of(self, values: dict[str, Any], only: list[str] | None = None) -> dict[str, Any] | None:
         """Optuna params for knob values as the machine reports them (text or typed), or None
-        when a searched knob's value is missing or outside its domain."""
+        when a searched knob's value (of ``only`` those knobs) is missing or outside its domain."""
         out: dict[str, Any] = {}
         for d in self.dimensions:
+            if only is not None and d.name not in only:
+                continue
             try:
                 raw = d.encode(d.knob.coerce(values[d.name]))
             except (KeyError, TypeError, ValueError):

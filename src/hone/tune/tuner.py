@@ -52,6 +52,7 @@ from hone.tune.objective import Objective, build_objective
 from hone.tune.runbudget import RunBudget, RunPlan
 from hone.tune.samplers import make_sampler
 from hone.tune.space import SearchSpace
+from hone.tune.start import queue_starts
 from hone.tune.storage import mask_url, prepare_storage
 from hone.tune.study import (
     ATTR_BASELINE,
@@ -114,6 +115,7 @@ class TuneSettings:
     pooled_confirm: bool = True  # --max-runs with room for one candidate: its runs against all the baseline's
     pooled_rounds: int | None = None  # its rounds; default: one more than the fewest its test needs, if they fit
     confirm_asked: bool = False  # confirm_rounds given by the user: every confirmation runs at least that many
+    starts: list[dict[str, Scalar]] = field(default_factory=list)  # measured first (hone.tune.start)
 
 
 class TrialWorkers(Protocol):
@@ -364,6 +366,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             noise = record_trial_noise(study, baseline, objective, repeats, trial_runs)
             record_baseline_point(study, baseline, objective, space)
             record_space(study, space)
+            for line in queue_starts(study, space, settings.starts, baseline):
+                phase("start", line)
             if noise is not None and isinstance(sampler, HoneGPSampler) and sampler.noisy(study):
                 phase("noise", f"~{100 * noise:.1f}% per trial (baseline CV/√{trial_runs}): the GP weighs it")
             top_k = settings.top_k

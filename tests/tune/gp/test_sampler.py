@@ -17,6 +17,7 @@ from hone.tune.gp import (
     ATTR_BASELINE_POINT,
     ATTR_NOISE_CV,
     ATTR_SPACE,
+    ATTR_START,
     GPSettings,
     HoneGPSampler,
     columns,
@@ -811,3 +812,24 @@ def test_refining_continuous_knobs_moves_only_the_floats_to_the_scores_maximum()
     assert np.array_equal(refined(cols, start), start)
     ints = columns({"n": IntDistribution(0, 4)})
     assert np.array_equal(gp_candidates.refine_continuous(ints, np.array([1.0]), 0.0, score), np.array([1.0]))
+
+
+def _lhs_after(starts: list[dict], seed: int) -> list[dict]:
+    """The suggestions of a study whose first trials are ``starts`` the user gave (hone.tune.start)."""
+    dists = {"x": FloatDistribution(0.0, 1.0), "y": FloatDistribution(0.0, 1.0)}
+    study = optuna.create_study(sampler=HoneGPSampler(seed=seed, n_startup_trials=4))
+    study.set_user_attr(ATTR_SPACE, {n: distribution_to_json(d) for n, d in dists.items()})
+    for i, params in enumerate(starts, 1):
+        study.enqueue_trial(params, user_attrs={ATTR_START: i})
+    for _ in range(len(starts) + 4):
+        t = study.ask(dists)
+        study.tell(t, (t.params["x"] - 0.3) ** 2 + t.params["y"])
+    return [t.params for t in sorted(study.trials, key=lambda t: t.number)]
+
+
+def test_the_users_starts_come_first_and_leave_the_latin_hypercube_starts_whole():
+    for seed in range(3):
+        given = [{"x": 0.5, "y": 0.5}, {"x": 0.51, "y": 0.49}]
+        with_starts, alone = _lhs_after(given, seed), _lhs_after([], seed)
+        assert with_starts[:2] == given
+        assert with_starts[2:] == alone  # the same 4 Latin-hypercube rows, not 2 of them

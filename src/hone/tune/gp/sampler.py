@@ -36,6 +36,7 @@ ConstraintsFunc = Callable[[FrozenTrial], Sequence[float]]
 ATTR_NOISE_CV = "hone_noise_cv"  # study attr: relative sd of one trial's objective value (hone tune sets it)
 ATTR_BASELINE_POINT = "hone_baseline_point"  # study attr: {"params", "value"} of the measured baseline, or None
 ATTR_SPACE = "hone_space"  # study attr: {knob: Optuna distribution as JSON} of every searched knob (hone tune sets it)
+ATTR_START = "hone_start"  # trial attr: a configuration the user gave (1-based; hone.tune.start), not a suggestion
 
 
 class HoneGPSampler(BaseSampler):
@@ -103,8 +104,11 @@ class HoneGPSampler(BaseSampler):
             seen.add(tuple(c.to_level(base[0][c.name]) for c in cols))
         self._failed = {tuple(row) for row in _levels_of(
             [t for t in trials if t.state == TrialState.FAIL and not t.user_attrs.get(ATTR_INTERRUPTED)], cols)}
-        if trial.number < self._n_startup or obs is None or len(obs[1]) < 2:
-            levels = cand.startup_point(cols, trial.number, self._n_startup, self._seed, rng, seen, self._failed, s)
+        # the user's start configurations come first and leave the Latin-hypercube starts whole
+        given = sum(1 for t in trials if ATTR_START in t.user_attrs and t.number < trial.number)
+        if trial.number - given < self._n_startup or obs is None or len(obs[1]) < 2:
+            levels = cand.startup_point(cols, trial.number - given, self._n_startup, self._seed, rng, seen,
+                                        self._failed, s)
             return to_params(cols, levels)
         if self._coin(trial.number, 0x5EA, s.random_share):  # interleaved random configurations
             levels = cand.startup_point(cols, self._n_startup, self._n_startup, self._seed, rng, seen, self._failed, s)

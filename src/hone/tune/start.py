@@ -1,0 +1,76 @@
+"""Configurations the user wants measured first (``tune.start``, ``hone tune --start``).
+
+A user who pays an hour per benchmark run often knows a candidate already: a vendor's
+recommended settings, a tuned or A-Tune profile, last release's winner. Each is a trial of its
+own before the sampler's: the knobs it names at its values, every other knob at its current
+value. They are checked against the knobs' domains before anything runs (exit 2 naming the
+file, line and knob), queued once per study (Optuna's ``enqueue_trial``; a ``--resume`` does
+not queue them again) and counted like any trial, in ``--trials`` and ``--max-runs``; hone's GP
+keeps its Latin-hypercube starts whole after them. One that is the current configuration, or a
+repeat of an earlier one, is not measured again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import optuna
+
+from hone.run.configure import parse_assignments
+from hone.spec.loader import LoadedSpec
+from hone.spec.models import Scalar
+from hone.tune.gp import ATTR_START
+from hone.tune.space import SearchSpace
+
+
+def start_configs(loaded: LoadedSpec, assignments: list[str]) -> list[dict[str, Scalar]]:
+    """The spec's ``tune.start`` configurations, then one of ``--start NAME=VALUE`` assignments,
+    typed and checked. Raises HoneError (the spec's file and line, or the flag) on a knob that is
+    not the spec's or a value outside its domain."""
+    out: list[dict[str, Scalar]] = []
+    for i, config in enumerate(loaded.spec.tune.start):
+        if not config:
+            raise loaded.error(("tune", "start", i), "expected knob: value pairs, got an empty mapping")
+        typed: dict[str, Scalar] = {}
+        for name, raw in config.items():
+            try:
+                knob = loaded.spec.knob(name)
+            except KeyError as exc:
+                raise loaded.error(("tune", "start", i, name), str(exc.args[0])) from None
+            try:
+                typed[name] = knob.coerce(raw)
+            except ValueError as exc:
+                raise loaded.error(("tune", "start", i, name), f"knob {name}: {exc}") from None
+        out.append(typed)
+    if assignments:
+        out.append(parse_assignments(loaded, assignments, flag="--start"))
+    return out
+
+
+def queue_starts(study: optuna.Study, space: SearchSpace, starts: list[dict[str, Scalar]],
+                 baseline: dict[str, Any]) -> list[str]:
+    """Queue each start (over the baseline's current values) as the study's next trials, on a
+    study with no trial yet; returns what to say about each."""
+    if not starts or study.get_trials(deepcopy=False):
+        return []
+    current = dict(baseline.get("config", {}))
+    seen = [space.params_of(current)]
+    said = []
+    for i, values in enumerate(starts, 1):
+        shown = " ".join(f"{k}={v}" for k, v in values.items())
+        params = space.params_of(current | values)
+        if params is None:
+            bad = [d.name for d in space.dimensions if d.name not in values and space.params_of(
+                {d.name: current.get(d.name)}, only=[d.name]) is None]
+            said.append(f"start {i} ({shown}) not measured: the current value of {', '.join(bad) or 'a knob'} is "
+                        "outside the searched values; name it in the start")
+            continue
+        if params in seen:
+            said.append(f"start {i} ({shown}) not measured: " + (
+                "it is the current configuration, measured as the baseline" if params == seen[0]
+                else "the same configuration as an earlier start"))
+            continue
+        seen.append(params)
+        study.enqueue_trial(params, user_attrs={ATTR_START: i}, skip_if_exists=False)
+        said.append(f"start {i} queued as a trial of its own: {shown}")
+    return said
