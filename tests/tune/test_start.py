@@ -77,3 +77,26 @@ def test_starts_are_queued_once_per_study(workload: Path) -> None:
     said = queue_starts(fresh, space, [{"x": 3}], {"config": {"level": "9", "x": 1}})
     assert said == ["start 1 (x=3) not measured: the current value of level is outside the searched values; "
                     "name it in the start"] and not fresh.get_trials()
+
+
+def test_an_earlier_winner_is_the_next_jobs_start(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, trials=3)
+    res = hone("tune", spec, "--sampler", "random", "--start", "level=3", "--start", "x=5", "--no-ablation",
+               "--json", workload / "first.json")
+    assert res.code == 0, res.err + res.out
+    first = json.loads((workload / "first.json").read_text())
+    assert first["recommended"] == {"level": 3, "x": 5}
+    res = hone("tune", spec, "--sampler", "random", "--start-from", workload / "first.json", "--no-ablation",
+               "--json", workload / "second.json")
+    assert res.code == 0, res.err + res.out
+    assert "start 1 queued as a trial of its own: level=3 x=5" in res.out
+    trials = _trials(json.loads((workload / "second.json").read_text()))
+    assert trials[0].user_attrs["config"] == {"level": 3, "x": 5} and trials[0].user_attrs[ATTR_START] == 1
+    # a result that kept the current configuration, or names a knob the spec lacks: exit 2, nothing run
+    runs = (workload / "runs.log").read_text()
+    for change, said in (({"recommended": None}, "field 'recommended' is null"),
+                         ({"recommended": {"level": 3, "nope": 1}}, "field 'recommended.nope': no knob named")):
+        (workload / "bad.json").write_text(json.dumps(first | change))
+        res = hone("tune", spec, "--start-from", workload / "bad.json")
+        assert res.code == 2 and said in res.err.splitlines()[0] and "bad.json" in res.err, res.err
+    assert (workload / "runs.log").read_text() == runs

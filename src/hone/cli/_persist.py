@@ -51,27 +51,18 @@ def _from_result(result: str, spec: str | None, check: bool) -> tuple[LoadedSpec
     from hone.report import formats
     from hone.report.base import load_result
     from hone.spec import load_spec
+    from hone.tune.start import recommended_values
 
     data = load_result(result)
     fmt = formats.validate(data, result)
     if fmt.kind != "tune":
         raise HoneError(f"{result}: expected a hone tune result ({formats.supported('tune')}), got {fmt.name}")
-    recommended = data["recommended"]
-    if recommended is None:
+    if data["recommended"] is None:
         raise HoneError(f"{result}: field 'recommended' is null: the tune kept the current configuration"
                         f" ({data.get('verdict')}), there is nothing to export or verify")
     path = _result_spec(result, data, spec)
     loaded = load_checked(path) if check else load_spec(path)
-    values: dict[str, Any] = {}
-    for name, value in recommended.items():
-        try:
-            knob = loaded.spec.knob(name)
-        except KeyError as exc:
-            raise HoneError(f"{result}: field 'recommended.{name}': {exc.args[0]} in {path}") from None
-        try:
-            values[name] = knob.coerce(value)
-        except ValueError as exc:
-            raise HoneError(f"{result}: field 'recommended.{name}': {exc}") from None
+    values: dict[str, Any] = recommended_values(loaded, data, result, str(path))
     return loaded, values, {n: f"{result}: recommended.{n}" for n in values}
 
 

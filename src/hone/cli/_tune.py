@@ -93,6 +93,8 @@ def _pct_vs_baseline(result_means: dict[str, float], baseline: dict[str, float],
 @click.option("--start", "start", multiple=True, metavar="NAME=VALUE",
               help="A configuration to measure first, before the sampler's (repeatable: one knob each; the "
                    "others at their current values); after the spec's tune.start ones.")
+@click.option("--start-from", "start_from", multiple=True, metavar="RESULT.json",
+              help="Measure first what an earlier `hone tune --json` run recommended (repeatable).")
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Run the trials in K local `hone worker` processes (no system knobs; see hone worker).")
 @click.option("--strict", is_flag=True, help="Refuse (exit 2, nothing changed) when a daemon that changes settings "
@@ -104,7 +106,8 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
              storage: str | None, study_name: str | None, resume: bool, apply_best: bool, pareto: bool,
              repeats: int | None, confirm_rounds: int | None, top_k: int | None, ablation: bool | None,
              ablation_rounds: int | None, max_time: float | None, max_runs: int | None, one_run: bool | None,
-             start: tuple[str, ...], workers: int, strict: bool, json_path: str | None, html_path: str | None) -> None:
+             start: tuple[str, ...], start_from: tuple[str, ...], workers: int, strict: bool,
+             json_path: str | None, html_path: str | None) -> None:
     """Search SPEC's knob space for a configuration that beats the current one.
 
     Baseline (current values, measured `repeats` times) → trials (apply, benchmark,
@@ -152,7 +155,7 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
         ablation_rounds=t.ablation_rounds if ablation_rounds is None else ablation_rounds,
         max_time=t.max_time if max_time is None else max_time,
         max_runs=max_runs, max_runs_source=source, one_run=one_run,
-        starts=start_configs(loaded, list(start)),
+        starts=start_configs(loaded, start, start_from),
     )
     metric_units = {m.name: m.unit or "" for m in loaded.spec.metrics}
     started = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Configurations the user wants measured first (``tune.start``, ``hone tune --start``).
+"""Configurations the user wants measured first (``tune.start``, ``--start-from``, ``--start``).
 
 A user who pays an hour per benchmark run often knows a candidate already: a vendor's
 recommended settings, a tuned or A-Tune profile, last release's winner. Each is a trial of its
@@ -12,10 +12,12 @@ repeat of an earlier one, is not measured again.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import optuna
 
+from hone.core.errors import HoneError
 from hone.run.configure import parse_assignments
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
@@ -23,10 +25,45 @@ from hone.tune.gp import ATTR_START
 from hone.tune.space import SearchSpace
 
 
-def start_configs(loaded: LoadedSpec, assignments: list[str]) -> list[dict[str, Scalar]]:
-    """The spec's ``tune.start`` configurations, then one of ``--start NAME=VALUE`` assignments,
-    typed and checked. Raises HoneError (the spec's file and line, or the flag) on a knob that is
-    not the spec's or a value outside its domain."""
+def recommended_values(loaded: LoadedSpec, data: dict[str, Any], source: str, spec_path: str) -> dict[str, Scalar]:
+    """A validated ``hone tune`` result's recommendation, typed by ``loaded``'s knobs. Raises
+    HoneError naming the result's field when a knob is not the spec's or a value is outside its
+    domain, or when the result recommends keeping the current configuration."""
+    recommended = data["recommended"]
+    if recommended is None:
+        raise HoneError(f"{source}: field 'recommended' is null: the tune kept the current configuration"
+                        f" ({data.get('verdict')})")
+    values: dict[str, Scalar] = {}
+    for name, value in recommended.items():
+        try:
+            knob = loaded.spec.knob(name)
+        except KeyError as exc:
+            raise HoneError(f"{source}: field 'recommended.{name}': {exc.args[0]} in {spec_path}") from None
+        try:
+            values[name] = knob.coerce(value)
+        except ValueError as exc:
+            raise HoneError(f"{source}: field 'recommended.{name}': {exc}") from None
+    return values
+
+
+def result_start(loaded: LoadedSpec, result: str) -> dict[str, Scalar]:
+    """``--start-from RESULT.json``: what an earlier ``hone tune --json`` recommended."""
+    from hone.report import formats
+    from hone.report.base import load_result
+
+    data = load_result(result)
+    fmt = formats.validate(data, result)
+    if fmt.kind != "tune":
+        raise HoneError(f"{result}: expected a hone tune result ({formats.supported('tune')}), got {fmt.name}")
+    return recommended_values(loaded, data, result, str(loaded.path))
+
+
+def start_configs(loaded: LoadedSpec, assignments: Sequence[str], results: Sequence[str] = ()
+                  ) -> list[dict[str, Scalar]]:
+    """The spec's ``tune.start`` configurations, then the recommendations of ``--start-from``
+    results, then one of ``--start NAME=VALUE`` assignments, typed and checked. Raises HoneError
+    (the spec's file and line, the result's field, or the flag) on a knob that is not the spec's
+    or a value outside its domain."""
     out: list[dict[str, Scalar]] = []
     for i, config in enumerate(loaded.spec.tune.start):
         if not config:
@@ -42,8 +79,9 @@ def start_configs(loaded: LoadedSpec, assignments: list[str]) -> list[dict[str, 
             except ValueError as exc:
                 raise loaded.error(("tune", "start", i, name), f"knob {name}: {exc}") from None
         out.append(typed)
+    out += [result_start(loaded, r) for r in results]
     if assignments:
-        out.append(parse_assignments(loaded, assignments, flag="--start"))
+        out.append(parse_assignments(loaded, list(assignments), flag="--start"))
     return out
 
 
