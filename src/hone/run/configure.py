@@ -49,14 +49,23 @@ def parse_assignments(loaded: LoadedSpec, assignments: list[str], flag: str = "-
         name, raw = item.split("=", 1)
         name = name.strip()
         try:
-            knob = loaded.spec.knob(name)
-        except KeyError as exc:
-            raise HoneError(f"{flag} {item}: {exc.args[0]}") from None
-        try:
-            values[name] = knob.coerce(raw)
+            values[name] = knob_value(loaded, name, raw)
         except ValueError as exc:
-            raise HoneError(f"{flag} {item}: knob {name}: {exc}") from None
+            raise HoneError(f"{flag} {item}: {exc}") from None
     return values
+
+
+def knob_value(loaded: LoadedSpec, name: str, raw: Scalar) -> Scalar:
+    """Knob ``name``'s typed value for ``raw``; ValueError saying why not (no such knob, or a
+    value outside its domain) for the caller to place."""
+    try:
+        knob = loaded.spec.knob(name)
+    except KeyError as exc:
+        raise ValueError(exc.args[0]) from None
+    try:
+        return knob.coerce(raw)
+    except ValueError as exc:
+        raise ValueError(f"knob {name}: {exc}") from None
 
 
 def changes_machine(loaded: LoadedSpec) -> bool:

@@ -18,7 +18,7 @@ from typing import Any
 import optuna
 
 from hone.core.errors import HoneError
-from hone.run.configure import parse_assignments
+from hone.run.configure import knob_value, parse_assignments
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 from hone.tune.gp import ATTR_START
@@ -71,13 +71,9 @@ def start_configs(loaded: LoadedSpec, assignments: Sequence[str], results: Seque
         typed: dict[str, Scalar] = {}
         for name, raw in config.items():
             try:
-                knob = loaded.spec.knob(name)
-            except KeyError as exc:
-                raise loaded.error(("tune", "start", i, name), str(exc.args[0])) from None
-            try:
-                typed[name] = knob.coerce(raw)
+                typed[name] = knob_value(loaded, name, raw)
             except ValueError as exc:
-                raise loaded.error(("tune", "start", i, name), f"knob {name}: {exc}") from None
+                raise loaded.error(("tune", "start", i, name), str(exc)) from None
         out.append(typed)
     out += [result_start(loaded, r) for r in results]
     if assignments:
