@@ -100,3 +100,15 @@ def test_an_earlier_winner_is_the_next_jobs_start(workload: Path, hone) -> None:
         res = hone("tune", spec, "--start-from", workload / "bad.json")
         assert res.code == 2 and said in res.err.splitlines()[0] and "bad.json" in res.err, res.err
     assert (workload / "runs.log").read_text() == runs
+
+
+def test_a_winner_with_a_knob_at_its_current_value_says_so(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, trials=1)
+    res = hone("tune", spec, "--sampler", "random", "--start", "level=1", "--start", "x=5",
+               "--json", workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    assert doc["recommended"] == {"level": 1, "x": 5} and doc["unchanged"] == ["level"]
+    assert "Recommendation (confirmed): x=5 (as now: level=1)" in res.out
+    shown = hone("report", workload / "r.json")
+    assert shown.code == 0 and "Recommendation (confirmed): x=5 (as now: level=1)" in shown.out, shown.out

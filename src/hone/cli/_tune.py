@@ -32,6 +32,7 @@ from hone.report.tune_terminal import (
     ablation_lines,
     budget_lines,
     recommendation_kind,
+    recommendation_text,
     result_table,
     risk_lines,
 )
@@ -263,8 +264,8 @@ def _print_result(result: TuneResult) -> None:
     else:
         comp = result.winner.comparison
         console.print(Text.assemble(
-            (f"Recommendation ({recommendation_kind(doc)}): {_short(result.winner.candidate.config, 20)}",
-             "bold green"),
+            (f"Recommendation ({recommendation_kind(doc)}): "
+             + recommendation_text(result.winner.candidate.config, result.unchanged, 20), "bold green"),
             f"\n  {comp.change_pct:+.2f}% vs baseline, {ci_name(comp.confidence)} [{comp.ci_pct[0]:+.2f}%, "
             f"{comp.ci_pct[1]:+.2f}%], p = {comp.p_value:.3g}, {comp.n} interleaved rounds"))
         if result.chosen_by == "model":

@@ -4,6 +4,7 @@ recommendation, candidates."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Group
@@ -54,11 +55,8 @@ def render(data: dict[str, Any]) -> Group:
     lines: list[Table | Text] = [table]
     rec = data.get("recommended")
     if rec:
-        same = set(data.get("unchanged") or ())  # the winner's knobs at the baseline's value: said apart
-        changes = " ".join(f"{k}={v}" for k, v in rec.items() if k not in same) or "(no change)"
-        kept = " ".join(f"{k}={v}" for k, v in rec.items() if k in same)
-        lines.append(Text(f"Recommendation ({recommendation_kind(data)}): {changes}"
-                          + (f" (as now: {kept})" if kept else "")))
+        lines.append(Text(f"Recommendation ({recommendation_kind(data)}): "
+                          + recommendation_text(rec, data.get("unchanged") or ())))
         if data.get("apply_command"):
             lines.append(Text(f"apply it: {data['apply_command']}"))
         lines += risk_lines(data)
@@ -71,6 +69,18 @@ def render(data: dict[str, Any]) -> Group:
                       f"sampler {data.get('sampler')}, storage {data.get('storage')}"))
     lines += budget_lines(data)
     return Group(*lines)
+
+
+def recommendation_text(rec: dict[str, Any], unchanged: Iterable[str], limit: int | None = None) -> str:
+    """``a=1 b=2 (as now: c=3)``: the recommended values, those at the baseline's value (the
+    result's ``unchanged``) said apart so that they do not read as changes; ``limit``: at most
+    that many changes shown."""
+    same = set(unchanged)
+    changes = [f"{k}={v}" for k, v in rec.items() if k not in same]
+    if limit is not None and len(changes) > limit:
+        changes = [*changes[:limit], "…"]
+    kept = " ".join(f"{k}={v}" for k, v in rec.items() if k in same)
+    return (" ".join(changes) or "(no change)") + (f" (as now: {kept})" if kept else "")
 
 
 def recommendation_kind(data: dict[str, Any]) -> str:
