@@ -30,6 +30,10 @@ def test_a_start_given_on_the_command_line_is_the_first_trial(workload: Path, ho
     assert doc["trials"] == 4 and len(trials) == 4  # counted like any trial
     assert trials[0].user_attrs["config"] == {"level": 3, "x": 5} and trials[0].user_attrs[ATTR_START] == 1
     assert all(ATTR_START not in t.user_attrs for t in trials[1:])
+    from hone.report.html import render_study_html
+
+    page = render_study_html(optuna.load_study(study_name=doc["study"], storage=doc["storage"]), doc)
+    assert "<td>0 (start 1)</td>" in page and "(start 2)" not in page
     assert doc["recommended"] == {"level": 3, "x": 5}  # the benchmark's best (score 125 against 93)
     assert (workload / "app.conf").read_text() == "level = 1\n"
 

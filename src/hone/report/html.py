@@ -24,6 +24,7 @@ from hone.core.metrics import verdict_word
 from hone.core.paths import default_storage_url
 from hone.report import formats
 from hone.report.base import ci_name
+from hone.tune.gp import ATTR_START
 from hone.tune.storage import require_driver
 
 _CSS = """
@@ -213,7 +214,8 @@ def _trials_html(study: optuna.Study) -> str:
         state = t.state.name.lower()
         if t.state == TrialState.FAIL:
             state = f"failed: {t.user_attrs.get('fail_reason', '')}"
-        cells = [str(t.number), f"<span class={'fail' if t.state == TrialState.FAIL else 'ok'}>"
+        number = str(t.number) + (f" (start {t.user_attrs[ATTR_START]})" if ATTR_START in t.user_attrs else "")
+        cells = [number, f"<span class={'fail' if t.state == TrialState.FAIL else 'ok'}>"
                  f"{html.escape(state[:90])}</span>", obj]
         cells += [_fmt(cfg.get(k, "")) for k in knobs] + [_fmt(means.get(m, "")) for m in metrics]
         cells.append(_fmt(t.user_attrs.get("elapsed_s", "")))
