@@ -48,15 +48,11 @@ def _result_spec(result: str, data: dict[str, Any], spec: str | None) -> Path:
 
 def _from_result(result: str, spec: str | None, check: bool) -> tuple[LoadedSpec, dict[str, Any], dict[str, str]]:
     """The spec, the recommended values (typed) and each one's source, from a tune result."""
-    from hone.report import formats
-    from hone.report.base import load_result
+    from hone.report.formats import load_tune_result
     from hone.spec import load_spec
     from hone.tune.start import recommended_values
 
-    data = load_result(result)
-    fmt = formats.validate(data, result)
-    if fmt.kind != "tune":
-        raise HoneError(f"{result}: expected a hone tune result ({formats.supported('tune')}), got {fmt.name}")
+    data = load_tune_result(result)
     if data["recommended"] is None:
         raise HoneError(f"{result}: field 'recommended' is null: the tune kept the current configuration"
                         f" ({data.get('verdict')}), there is nothing to export or verify")

@@ -28,6 +28,7 @@ from hone.core.metrics import verdict_word
 from hone.core.paths import state_dir
 from hone.fleet.local import LocalWorkers
 from hone.report.base import ci_name
+from hone.report.formats import load_tune_result
 from hone.report.tune_terminal import (
     ablation_lines,
     budget_lines,
@@ -156,7 +157,7 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
         ablation_rounds=t.ablation_rounds if ablation_rounds is None else ablation_rounds,
         max_time=t.max_time if max_time is None else max_time,
         max_runs=max_runs, max_runs_source=source, one_run=one_run,
-        starts=start_configs(loaded, start, start_from),
+        starts=start_configs(loaded, start, [(r, load_tune_result(r)) for r in start_from]),
     )
     metric_units = {m.name: m.unit or "" for m in loaded.spec.metrics}
     started = time.perf_counter()

@@ -46,22 +46,11 @@ def recommended_values(loaded: LoadedSpec, data: dict[str, Any], source: str, sp
     return values
 
 
-def result_start(loaded: LoadedSpec, result: str) -> dict[str, Scalar]:
-    """``--start-from RESULT.json``: what an earlier ``hone tune --json`` recommended."""
-    from hone.report import formats
-    from hone.report.base import load_result
-
-    data = load_result(result)
-    fmt = formats.validate(data, result)
-    if fmt.kind != "tune":
-        raise HoneError(f"{result}: expected a hone tune result ({formats.supported('tune')}), got {fmt.name}")
-    return recommended_values(loaded, data, result, str(loaded.path))
-
-
-def start_configs(loaded: LoadedSpec, assignments: Sequence[str], results: Sequence[str] = ()
-                  ) -> list[dict[str, Scalar]]:
+def start_configs(loaded: LoadedSpec, assignments: Sequence[str],
+                  results: Sequence[tuple[str, dict[str, Any]]] = ()) -> list[dict[str, Scalar]]:
     """The spec's ``tune.start`` configurations, then the recommendations of ``--start-from``
-    results, then one of ``--start NAME=VALUE`` assignments, typed and checked. Raises HoneError
+    results ((file, its validated data)), then one of ``--start NAME=VALUE`` assignments, typed
+    and checked. Raises HoneError
     (the spec's file and line, the result's field, or the flag) on a knob that is not the spec's
     or a value outside its domain."""
     out: list[dict[str, Scalar]] = []
@@ -75,7 +64,7 @@ def start_configs(loaded: LoadedSpec, assignments: Sequence[str], results: Seque
             except ValueError as exc:
                 raise loaded.error(("tune", "start", i, name), str(exc)) from None
         out.append(typed)
-    out += [result_start(loaded, r) for r in results]
+    out += [recommended_values(loaded, data, source, str(loaded.path)) for source, data in results]
     if assignments:
         out.append(parse_assignments(loaded, list(assignments), flag="--start"))
     return out

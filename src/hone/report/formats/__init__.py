@@ -133,6 +133,18 @@ def validate(data: dict[str, Any], source: str) -> Format:
     return fmt
 
 
+def load_tune_result(path: str) -> dict[str, Any]:
+    """A ``hone tune --json`` result file, read and validated: HoneError naming the file when it
+    is missing, not JSON, of another kind or of a wrong shape."""
+    from hone.report.base import load_result
+
+    data = load_result(path)
+    fmt = validate(data, path)
+    if fmt.kind != "tune":
+        raise HoneError(f"{path}: expected a hone tune result ({supported('tune')}), got {fmt.name}")
+    return data
+
+
 def problem(exc: ValidationError, source: str, name: str) -> str:
     """One line for a failed validation: the file, the format and the first bad field."""
     errors = exc.errors(include_url=False)
