@@ -61,6 +61,12 @@ def test_a_bad_start_is_refused_before_anything_runs(workload: Path, hone, state
         res = hone("tune", spec)
         assert res.code == 2 and "Traceback" not in res.err, res.err
         assert re.match(rf"{re.escape(str(spec))}:\d+: {where}", res.err.splitlines()[0]), res.err
+    knob = "  - {name: x, kind: param"
+    spec.write_text(good.replace("top_k: 1", "top_k: 1, start: [{y: 2}]").replace(
+        knob, "  - {name: y, kind: param}\n" + knob))  # no domain: set by --set only
+    res = hone("tune", spec)
+    assert res.code == 2 and re.match(rf"{re.escape(str(spec))}:\d+: tune\.start\[0\]\.y: knob y is not searched: "
+                                      r"it has no values or range", res.err.splitlines()[0]), res.err
     spec.write_text(good)
     res = hone("tune", spec, "--start", "level=9")
     assert res.code == 2 and res.err.splitlines()[0].startswith("hone: error: --start level=9: knob level: "), res.err

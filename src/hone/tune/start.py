@@ -50,9 +50,8 @@ def start_configs(loaded: LoadedSpec, assignments: Sequence[str],
                   results: Sequence[tuple[str, dict[str, Any]]] = ()) -> list[dict[str, Scalar]]:
     """The spec's ``tune.start`` configurations, then the recommendations of ``--start-from``
     results ((file, its validated data)), then one of ``--start NAME=VALUE`` assignments, typed
-    and checked. Raises HoneError
-    (the spec's file and line, the result's field, or the flag) on a knob that is not the spec's
-    or a value outside its domain."""
+    and checked. Raises HoneError (the spec's file and line, the result's field, or the flag) on
+    a knob that is not the spec's or not searched, or a value outside its domain."""
     out: list[dict[str, Scalar]] = []
     for i, config in enumerate(loaded.spec.tune.start):
         if not config:
@@ -61,13 +60,33 @@ def start_configs(loaded: LoadedSpec, assignments: Sequence[str],
         for name, raw in config.items():
             try:
                 typed[name] = knob_value(loaded, name, raw)
+                _searched(loaded, name)
             except ValueError as exc:
                 raise loaded.error(("tune", "start", i, name), str(exc)) from None
         out.append(typed)
-    out += [recommended_values(loaded, data, source, str(loaded.path)) for source, data in results]
+    for source, data in results:
+        out.append(recommended_values(loaded, data, source, str(loaded.path)))
+        for name in out[-1]:
+            try:
+                _searched(loaded, name)
+            except ValueError as exc:
+                raise HoneError(f"{source}: field 'recommended.{name}': {exc}") from None
     if assignments:
         out.append(parse_assignments(loaded, list(assignments), flag="--start"))
+        for name, value in out[-1].items():
+            try:
+                _searched(loaded, name)
+            except ValueError as exc:
+                raise HoneError(f"--start {name}={value}: {exc}") from None
     return out
+
+
+def _searched(loaded: LoadedSpec, name: str) -> None:
+    """ValueError unless hone tune searches knob ``name`` (a start cannot set a knob it does not)."""
+    knob = loaded.spec.knob(name)
+    if not knob.searchable:
+        why = "it has no values or range" if knob.type is None else "it is marked dangerous"
+        raise ValueError(f"knob {name} is not searched: {why}")
 
 
 def queue_starts(study: optuna.Study, space: SearchSpace, starts: list[dict[str, Scalar]],
@@ -83,10 +102,11 @@ def queue_starts(study: optuna.Study, space: SearchSpace, starts: list[dict[str,
         shown = " ".join(f"{k}={v}" for k, v in values.items())
         params = space.params_of(current | values)
         if params is None:
-            bad = [d.name for d in space.dimensions if d.name not in values and space.params_of(
-                {d.name: current.get(d.name)}, only=[d.name]) is None]
-            said.append(f"start {i} ({shown}) not measured: the current value of {', '.join(bad) or 'a knob'} is "
-                        "outside the searched values; name it in the start")
+            bad = [d.name for d in space.dimensions if space.params_of(current | values, only=[d.name]) is None]
+            mine = [n for n in bad if n in values]
+            said.append(f"start {i} ({shown}) not measured: " + (
+                f"{', '.join(mine)} not on the searched grid" if mine else
+                f"the current value of {', '.join(bad)} is outside the searched values; name it in the start"))
             continue
         if params in seen:
             said.append(f"start {i} ({shown}) not measured: " + (
