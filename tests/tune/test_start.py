@@ -83,6 +83,11 @@ def test_starts_are_queued_once_per_study(workload: Path) -> None:
     baseline = {"config": {"level": "1", "x": 1}}
     assert queue_starts(study, space, [{"x": 3}], baseline) == ["start 1 queued as a trial of its own: x=3"]
     assert queue_starts(study, space, [{"x": 3}], baseline) == []  # a --resume: the study has it queued
+    started = optuna.create_study(direction="maximize")  # a study begun without starts, resumed with some
+    started.enqueue_trial({"x": 2})
+    assert queue_starts(started, space, [{"x": 3}], baseline) == [
+        "start configurations not queued: the study has trials already (starts are queued when a study begins)"]
+    assert len(started.get_trials()) == 1
     fresh = optuna.create_study(direction="maximize")
     said = queue_starts(fresh, space, [{"x": 3}], {"config": {"level": "9", "x": 1}})
     assert said == ["start 1 (x=3) not measured: the current value of level is outside the searched values; "

@@ -93,8 +93,12 @@ def queue_starts(study: optuna.Study, space: SearchSpace, starts: list[dict[str,
                  baseline: dict[str, Any]) -> list[str]:
     """Queue each start (over the baseline's current values) as the study's next trials, on a
     study with no trial yet; returns what to say about each."""
-    if not starts or study.get_trials(deepcopy=False):
-        return []
+    trials = study.get_trials(deepcopy=False)
+    if not starts or any(ATTR_START in t.user_attrs for t in trials):
+        return []  # none, or queued when the study began (a --resume)
+    if trials:
+        return ["start configurations not queued: the study has trials already (starts are queued when a study "
+                "begins)"]
     current = dict(baseline.get("config", {}))
     seen = [space.params_of(current)]
     said = []
