@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -282,3 +283,127 @@ def test_needrestart_knobs_restart_the_workload_once_per_configuration(pair, hon
     # changed (2 trials) and once for the restore: never more than that, always stop before start.
     assert lines == ["stop", "start"] * (len(lines) // 2) and 2 <= len(lines) // 2 <= 3, lines
     assert (tmp_path / "ratio").read_text() == "10" and (tmp_path / "mode").read_text() == "safe"
+
+
+# A-Tune's compress example (examples/tuning/compress): the level is `type: continuous`,
+# `dtype: int`, set by a sed that replaces digits only. A float there is pasted into the
+# program and the sed cannot take it back out.
+COMPRESS_CLIENT = """\
+project: "compress"
+engine : "gbrt"
+iterations : 14
+benchmark : "{py} {d}/compress.py"
+evaluations :
+  -
+    name: "time"
+    info:
+        get: "echo '$out' | grep 'time' | awk '{{print $3}}'"
+        type: "positive"
+        weight: 20
+  -
+    name: "compress_ratio"
+    info:
+        get: "echo '$out' | grep 'compress_ratio' | awk '{{print $3}}'"
+        type: "negative"
+        weight: 80
+"""
+
+COMPRESS_SERVER = """\
+project: "compress"
+maxiterations: 500
+startworkload: ""
+stopworkload: ""
+object :
+  -
+    name : "compressLevel"
+    info :
+        get : "cat {d}/compress.py | grep 'COMPRESS_LEVEL =' | awk -F '=' '{{print $2}}'"
+        set : "sed -i 's/^COMPRESS_LEVEL =\\\\s*[0-9]*/COMPRESS_LEVEL = $value/g' {d}/compress.py"
+        needrestart : "false"
+        type : "continuous"
+        scope :
+          - 1
+          - 9
+        dtype : "int"
+"""
+
+COMPRESS_PY = """\
+import zlib
+COMPRESS_LEVEL = 6
+data = bytes(range(256)) * 64 + b"hone " * 4000
+res = zlib.compress(data, COMPRESS_LEVEL)
+print("time = %f" % (0.01 * COMPRESS_LEVEL))
+print("compress_ratio = %f" % (len(data) / len(res)))
+"""
+
+
+def test_a_continuous_integer_knob_is_tuned_as_integers_and_its_file_comes_back(hone, tmp_path):
+    (tmp_path / "compress.py").write_text(COMPRESS_PY)
+    client, server = tmp_path / "compress_client.yaml", tmp_path / "compress_server.yaml"
+    client.write_text(COMPRESS_CLIENT.format(py=sys.executable, d=tmp_path))
+    server.write_text(COMPRESS_SERVER.format(d=tmp_path))
+    knob = load_atune(client, server).spec.knobs[0]
+    assert (knob.type, list(knob.range)) == ("int", [1, 9])
+    res = hone("tune", client, "--atune-server", server, "--sampler", "random", "--seed", "3",
+               "--json", tmp_path / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["failed_trials"] == 0, res.out
+    levels = set(re.findall(r"^trial .* compressLevel=(\S+)", res.out, re.M))
+    assert len(levels) > 1 and all(v.isdigit() and 1 <= int(v) <= 9 for v in levels), levels
+    assert (tmp_path / "compress.py").read_text() == COMPRESS_PY
+
+
+def _server_with(tmp_path: Path, info: str) -> tuple[Path, Path]:
+    client, server = tmp_path / "client.yaml", tmp_path / "server.yaml"
+    client.write_text(CLIENT.format(py=sys.executable))
+    server.write_text(f"""\
+project: "demo"
+object :
+  -
+    name : "threads"
+    info :
+      get : "cat {tmp_path}/threads"
+      set : "printf '%s' $value > {tmp_path}/threads"
+{textwrap.indent(textwrap.dedent(info), '      ')}""")
+    return client, server
+
+
+def test_a_discrete_scope_of_several_ranges_is_their_union_as_a_scope_atune_reads(tmp_path):
+    # A-Tune's optimizer reads a discrete integer scope as [low, high] pairs
+    client, server = _server_with(tmp_path, """\
+        type : "discrete"
+        scope : [1, 3, 8, 9]
+        items : [16]
+        dtype : "int"
+        """)
+    assert load_atune(client, server).spec.knobs[0].values == [1, 2, 3, 8, 9, 16]
+
+
+def test_an_odd_scope_atune_would_cut_short_is_refused_at_its_line(tmp_path):
+    client, server = _server_with(tmp_path, """\
+        type : "discrete"
+        scope : [10, 20, 30, 40, 50]
+        dtype : "int"
+        """)
+    with pytest.raises(SpecError, match=r"server.yaml:9: object\[0\]\.info\.scope: A-Tune reads a discrete scope as "
+                                        r"\[low, high\] pairs and would drop the last of \[10, 20, 30, 40, 50\]"):
+        load_atune(client, server)
+
+
+def test_items_alone_are_the_values(tmp_path):
+    client, server = _server_with(tmp_path, """\
+        type : "discrete"
+        items : [4, 1, 2]
+        dtype : "int"
+        """)
+    assert load_atune(client, server).spec.knobs[0].values == [1, 2, 4]
+
+
+def test_a_knob_named_twice_is_refused_at_the_second_name(pair):
+    client, server = pair
+    text = server.read_text()
+    server.write_text(text.replace('name : "mode"', 'name : "ratio"'))
+    with pytest.raises(SpecError, match=r"server.yaml:21: object\[1\]\.name: expected distinct knob names, got "
+                                        r"'ratio' again \(first at line 7\)"):
+        load_atune(client, server)

@@ -19,7 +19,11 @@ Where A-Tune's own semantics are broken hone does the right thing, on purpose:
   ``"$value"`` (one argument), and ``sed -i 's/x .*/x  $value/g' f`` (A-Tune's redis
   idiom) → ``sed -i 's/x .*/x  '"$value"'/g' f``: sed gets the value, not pasted text.
 * discrete integer ranges (``scope`` + ``step``) stay *ordered* integer ranges; A-Tune
-  turns them into unordered categories. ``items`` join the range as ordered values.
+  turns them into unordered categories. ``items`` join the range as ordered values (alone,
+  they are the values). A discrete ``scope`` of several ``[low, high]`` pairs is their union,
+  as A-Tune's optimizer reads it; an odd one (A-Tune drops its last entry) is refused.
+* ``type: continuous`` with ``dtype: int`` is an integer range, as in A-Tune's optimizer (a
+  float pasted by an integer ``sed`` would be cut in two and could not be put back).
 * continuous ranges are float64, not A-Tune's float32 (which rounds 107374182400).
 * ``iterations`` (else the server's ``maxiterations``) is hone's run budget
   (``tune.max_runs``), not its trials: A-Tune runs the benchmark once per iteration, so it
@@ -131,17 +135,43 @@ def knob_from_object(obj: Any, i: int, src: LocatedYaml, server: dict[str, Any])
             raise _err(src, (*loc, "info", "options"), f"expected {dtype} options, got {_show(options)}")
         knob["values"] = values
         return knob
-    if not (isinstance(scope, list) and len(scope) == 2):
+    if scope is None and items and kind != "continuous":  # A-Tune: items alone are the values
+        extra = [_number(v) for v in items]
+        if any(v is None or (dtype == "int" and not isinstance(v, int)) for v in extra) \
+                or dtype not in ("int", "float"):
+            raise _err(src, (*loc, "info", "items"), f"expected numbers, got {_show(items)}")
+        knob["values"] = sorted(set(extra))  # type: ignore[type-var]
+        return knob
+    floating = dtype == "float" or (kind == "continuous" and dtype != "int")
+    pairs = isinstance(scope, list) and len(scope) >= 2 and len(scope) % 2 == 0 and kind != "continuous" \
+        and not floating
+    if not (isinstance(scope, list) and (len(scope) == 2 or pairs)):
+        if isinstance(scope, list) and len(scope) > 2 and not floating and kind != "continuous":
+            raise _err(src, (*loc, "info", "scope"), f"A-Tune reads a discrete scope as [low, high] pairs and would "
+                       f"drop the last of {_show(scope)}; expected pairs, or options: [...] for a list of values")
         raise _err(src, (*loc, "info", "scope"), f"expected scope: [low, high] or options: [...], got {_show(scope)}")
-    lo, hi = _number(scope[0]), _number(scope[1])
-    if lo is None or hi is None:
-        raise _err(src, (*loc, "info", "scope"), f"expected two numbers, got {_show(scope)}")
-    if kind == "continuous" or dtype == "float":
+    bounds = [_number(v) for v in scope]
+    if any(v is None for v in bounds):
+        raise _err(src, (*loc, "info", "scope"), f"expected numbers, got {_show(scope)}")
+    lo, hi = bounds[0], bounds[1]
+    assert lo is not None and hi is not None
+    if floating:
         knob.update(type="float", range=[float(lo), float(hi)])
         if info.get("step"):
             knob["step"] = float(info["step"])
         return knob
-    step = int(_number(info.get("step")) or 1)
+    # integers: A-Tune's `continuous` + `dtype: int` is an integer range too (its optimizer
+    # makes it an integer dimension); a float there would be pasted into an integer setting
+    step = int(_number(info.get("step")) or 1) if kind != "continuous" else 1
+    if len(bounds) > 2:  # several [low, high] ranges: A-Tune's union of them, as ordered values
+        union: set[int] = set()
+        for a, b in zip(bounds[::2], bounds[1::2], strict=True):
+            union |= set(range(int(a), int(b) + 1, step))  # type: ignore[arg-type]
+        union |= {int(v) for v in (_number(x) for x in items) if v is not None}
+        if len(union) > MAX_VALUES:
+            raise _err(src, (*loc, "info", "scope"), f"expected at most {MAX_VALUES} values in all, got {len(union)}")
+        knob["values"] = sorted(union)
+        return knob
     n = (int(hi) - int(lo)) // step + 1
     if items and n + len(items) <= MAX_VALUES:
         extra = [_number(v) for v in items]
@@ -226,6 +256,11 @@ def translate(client: LocatedYaml, server: LocatedYaml) -> dict[str, Any]:
     except ValueError as exc:
         raise _err(client if c.get("project") else server, ("project",), str(exc)) from None
     knobs = [knob_from_object(o, i, server, s) for i, o in enumerate(objects)]
+    first: dict[str, int] = {}
+    for i, knob in enumerate(knobs):
+        if (j := first.setdefault(knob["name"], i)) != i:
+            raise _err(server, ("object", i, "name"), f"expected distinct knob names, got {knob['name']!r} again "
+                       f"(first at line {server.line_of(('object', j, 'name'))})")
     restart = _workload_restart(s)
     return {
         "name": name,
