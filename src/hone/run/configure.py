@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hone.core.errors import HoneError, KnobError
+from hone.core.errors import HoneError, KnobError, RestoreError
 from hone.core.faults import crash_point
 from hone.core.restart import Restart, run_restart
 from hone.knobs import KnobDriver, driver_for
@@ -214,8 +214,38 @@ class Configurator:
             why = run_restart(restart)
             if why:
                 raise KnobError(why)
-        self.verify(service=False)
+        try:
+            self.verify(service=False)
+        except KnobError as exc:
+            self._put_back(groups, exc)
+            raise
         return restart_service
+
+    def _put_back(self, groups: dict[str, list[tuple[str, KnobDriver]]], exc: KnobError) -> None:
+        """A resource that did not take this configuration goes back to its starting state at
+        once, read back; one that cannot (a ``set`` script that mangles what it edits) stops
+        the job with RestoreError instead of letting more trials change it further."""
+        stuck = []
+        for resource, members in groups.items():
+            first = members[0][1]
+            target, base = self._target.get(resource), self._base.get(resource)
+            if target is None or base is None or first.matches(target):
+                continue
+            try:
+                first.restore(base)
+                back = first.matches(base)
+                why = "" if back else f"{first.describe()} reads {first.read()!r} after it was set back"
+            except (HoneError, OSError) as err:
+                back, why = False, str(err)
+            if back:
+                self._target[resource] = base
+            else:
+                stuck.append(f"{resource} ({why})")
+        if stuck:
+            raise RestoreError(f"{exc.message}; and it could not be put back: {'; '.join(stuck)} — stopped before "
+                               "another configuration changes it further",
+                               hint="fix the knob's set/get commands, then run `hone rollback` (or put it back by "
+                                    "hand)")
 
     def verify(self, service: bool = True) -> None:
         """Raise KnobError naming every knob that does not hold the value of the current

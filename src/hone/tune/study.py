@@ -28,7 +28,7 @@ import optuna
 from optuna.distributions import distribution_to_json
 from optuna.trial import FrozenTrial, TrialState
 
-from hone.core.errors import BenchmarkError, HoneError
+from hone.core.errors import BenchmarkError, HoneError, RestoreError
 from hone.core.fingerprint import fingerprint
 from hone.core.metrics import figures
 from hone.core.metrics import means as figure_means
@@ -334,6 +334,10 @@ def run_trials(
         try:
             try:
                 runs = measure(loaded, configurator, config, repeats=repeats, warmup=warmup, on_run=_ran)
+            except RestoreError as exc:  # a knob that cannot be put back: no trial may change it again
+                trial.set_user_attr("fail_reason", exc.message)
+                study.tell(trial, state=TrialState.FAIL)
+                raise
             except HoneError as exc:  # a knob refused the value, a prepare hook failed …
                 runs = []
                 reason: str | None = exc.message
