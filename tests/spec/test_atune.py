@@ -407,3 +407,15 @@ def test_a_knob_named_twice_is_refused_at_the_second_name(pair):
     with pytest.raises(SpecError, match=r"server.yaml:21: object\[1\]\.name: expected distinct knob names, got "
                                         r"'ratio' again \(first at line 7\)"):
         load_atune(client, server)
+
+
+def test_atunes_per_host_except_is_refused_with_what_to_do(tmp_path):
+    client, server = _server_with(tmp_path, """\
+        type : "discrete"
+        options : [1, 2]
+        dtype : "int"
+        Except : "ip1"
+        """)
+    with pytest.raises(SpecError, match=r"server.yaml:11: object\[0\]\.info\.Except: hone tunes an A-Tune pair on this "
+                                        r"machine only.*expected no Except"):
+        load_atune(client, server)

@@ -111,6 +111,10 @@ def knob_from_object(obj: Any, i: int, src: LocatedYaml, server: dict[str, Any])
         raise _err(src, loc, "expected name: and info: {get, set, type, …}")
     info = obj["info"]
     for key in info:
+        if str(key).lower() == "except":  # A-Tune's cluster mode: hosts that must not set this knob
+            raise _err(src, (*loc, "info", key), f"hone tunes an A-Tune pair on this machine only, so it cannot tell "
+                       f"whether {_show(info[key])} includes it; expected no Except (drop the key, or the knob if "
+                       "this machine must not set it)")
         if key not in OBJECT_INFO_KEYS:
             expected = ", ".join(sorted(OBJECT_INFO_KEYS))
             raise _err(src, (*loc, "info", key), f"unknown key (expected one of: {expected})")
