@@ -240,8 +240,9 @@ def test_hone_tune_sets_the_sed_idiom_values_and_restores_the_file(redis_pair, h
     assert json.loads((tmp_path / "r.json").read_text())["failed_trials"] == 0
     assert set((tmp_path / "seen.txt").read_text().splitlines()) == {"supervised yes", "supervised  no",
                                                                       "supervised  systemd"}
-    # restored through the knob's own set command: the value is back, in the idiom's spacing
-    assert (tmp_path / "redis.conf").read_text() == "port 6379\nsupervised  yes\n"
+    # the file sed edits is kept whole (its set would leave the idiom's double space): back byte for byte
+    assert load_atune(client, server).spec.knobs[0].files == [str(tmp_path / "redis.conf")]
+    assert (tmp_path / "redis.conf").read_text() == "port 6379\nsupervised yes\n"
 
 
 @pytest.mark.parametrize("get", ["echo '$out' | grep 'tps:' | awk '{print $2}'",

@@ -11,13 +11,19 @@ quote is closed around ``"$value"``, so the script gets the value, as data.
 
 from __future__ import annotations
 
+import base64
 import os
 import shlex
+from typing import Any
 
 from hone.core.errors import KnobError
 from hone.core.process import run_process
 from hone.core.shell_text import bind_argv, check_value, rewrite
+from hone.knobs._files import LocalFiles
 from hone.knobs.base import KnobDriver
+
+#: A file a script knob keeps (``files:``) is journaled whole; beyond this it is refused.
+MAX_KEPT_BYTES = 4 << 20
 
 
 class ScriptDriver(KnobDriver):
@@ -66,3 +72,53 @@ class ScriptDriver(KnobDriver):
 
     def describe(self) -> str:
         return f"script {self.name}"
+
+    # ``files``: the bytes of the files ``set`` edits, kept with the value and written back
+    # after it on restore (a set that cannot undo itself still leaves them exact).
+
+    def snapshot(self) -> dict[str, Any]:
+        snap: dict[str, Any] = {"value": self.read()}
+        kept = {}
+        for path in self.model.files:  # type: ignore[attr-defined]
+            try:
+                st = LocalFiles().stat(path)
+            except OSError as exc:
+                raise KnobError(f"script knob {self.name}: cannot read {path}: {exc.strerror}") from None
+            if st is not None and len(st.data) > MAX_KEPT_BYTES:
+                raise KnobError(f"script knob {self.name}: {path} is {len(st.data)} bytes, more than the "
+                                f"{MAX_KEPT_BYTES} hone keeps of a file in files:")
+            kept[path] = None if st is None else {"bytes_b64": base64.b64encode(st.data).decode(), "mode": st.mode,
+                                                  "uid": st.uid, "gid": st.gid}
+        if kept:
+            snap["files"] = kept
+        return snap
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        kept = snapshot.get("files") or {}
+        try:
+            super().restore(snapshot)
+        except KnobError:
+            if not kept:
+                raise  # with files kept, their bytes below are what counts
+        for path, st in kept.items():
+            if st is None:
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    pass
+                continue
+            data = base64.b64decode(st["bytes_b64"])
+            if LocalFiles().read(path) != data:
+                LocalFiles().write(path, data, int(st["mode"]), (int(st["uid"]), int(st["gid"])))
+
+    def files_match(self, snapshot: dict[str, Any]) -> bool:
+        """True when every kept file holds the snapshot's bytes. Not part of :meth:`matches`:
+        other knobs may edit the same file, and this knob holds its value regardless."""
+        for path, st in (snapshot.get("files") or {}).items():
+            try:
+                now = LocalFiles().read(path)
+            except OSError:
+                return False
+            if now != (None if st is None else base64.b64decode(st["bytes_b64"])):
+                return False
+        return True

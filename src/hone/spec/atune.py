@@ -42,6 +42,8 @@ Where A-Tune's own semantics are broken hone does the right thing, on purpose:
 
 from __future__ import annotations
 
+import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +126,8 @@ def knob_from_object(obj: Any, i: int, src: LocatedYaml, server: dict[str, Any])
     set_cmd = _quoted(src, (*loc, "info", "set"), str(info["set"]), "value")
     knob: dict[str, Any] = {"name": str(obj["name"]), "kind": "script", "get": str(info["get"]), "set": set_cmd,
                             "shell": True}
+    if files := sed_targets(str(info["set"])):  # kept whole: a one-way sed is still put back
+        knob["files"] = files
     if _truthy(info.get("needrestart", False)) and _workload_restart(server):
         knob["restart"] = "service"  # one stop/start per configuration, after all of its sets
     if info.get("desc"):
@@ -188,6 +192,52 @@ def knob_from_object(obj: Any, i: int, src: LocatedYaml, server: dict[str, Any])
     if step != 1:
         knob["step"] = step
     return knob
+
+
+def sed_targets(text: str, cwd: str | None = None) -> list[str]:
+    """The files ``sed -i`` edits in the shell text ``text`` (A-Tune's usual ``set``), as
+    absolute paths (relative ones against ``cwd``, where the command runs). Words the shell
+    would expand (``$``, globs, ``~``) are skipped: hone keeps only files it can name."""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()")
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:
+        return []
+    found: list[str] = []
+    for i, word in enumerate(words):
+        if word != "sed" or not any(w == "-i" or w.startswith(("-i", "--in-place")) for w in
+                                    _command_words(words, i + 1)):
+            continue
+        args = _command_words(words, i + 1)
+        script_given = any(w in ("-e", "--expression", "-f", "--file") or w.startswith(("--expression=", "--file="))
+                           for w in args)
+        positional, skip = [], False
+        for w in args:
+            if skip:
+                skip = False
+            elif w in ("-e", "--expression", "-f", "--file", "-l", "--line-length"):
+                skip = True
+            elif not w.startswith("-"):
+                positional.append(w)
+        files = positional if script_given else positional[1:]
+        for f in files:
+            if any(c in f for c in "$*?[~`") or not f:
+                continue
+            path = os.path.normpath(os.path.join(cwd or os.getcwd(), f))
+            if path not in found:
+                found.append(path)
+    return found
+
+
+def _command_words(words: list[str], start: int) -> list[str]:
+    """The words of one simple command from ``start``, up to a ``;``, ``&&``, ``|`` …"""
+    out = []
+    for w in words[start:]:
+        if w and all(c in ";&|()" for c in w):
+            break
+        out.append(w)
+    return out
 
 
 def _workload_restart(server: dict[str, Any]) -> str | None:

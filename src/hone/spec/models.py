@@ -564,8 +564,24 @@ class ScriptKnobSpec(KnobBase):
     #: ``service``: a setting of the running service (Redis ``CONFIG SET``): read and set once
     #: the service is up, set again after every restart.
     scope: Literal["system", "service"] = "system"
+    #: Files the ``set`` command edits (absolute paths): their bytes are journaled before the
+    #: first set and written back on restore, so a ``set`` that cannot undo itself (a one-way
+    #: ``sed``) is still put back exactly.
+    files: list[str] = Field(default_factory=list, max_length=16)
 
     _cmd = field_validator("get", "set", mode="before")(_check_command)
+
+    @field_validator("files")
+    @classmethod
+    def _absolute_files(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        for path in value:
+            if not path.startswith("/") or "\0" in path:
+                raise ValueError(f"expected absolute paths, got {_show(path)}")
+        if value and info.data.get("hosts"):
+            raise ValueError("expected no files on a knob with hosts (they are kept on this machine only)")
+        if len(set(value)) != len(value):
+            raise ValueError(f"expected distinct paths, got {_show(value)}")
+        return value
 
     @model_validator(mode="after")
     def _value_in_shell_text(self) -> ScriptKnobSpec:
