@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -94,3 +95,28 @@ def test_files_must_be_absolute_and_local(hone, tmp_path: Path) -> None:  # type
     res = hone("run", spec, "--set", "rdb=off", cwd=tmp_path)
     assert res.code == 2 and "knobs[0].files: expected absolute paths, got 'redis.conf'" in res.err, res.err
     assert (tmp_path / "redis.conf").read_text() == CONF
+
+
+def test_two_knobs_keeping_one_file_leave_it_exact_and_do_not_undo_each_other(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    conf = tmp_path / "app.conf"
+    original = "# app\nthreads 4\nmode  safe\n"
+    conf.write_text(original)
+
+    def knob(key: str, values: list[str]) -> dict[str, object]:
+        # A-Tune's spacing: the set writes two spaces, so its own restore would not give the bytes back
+        return {"name": key, "kind": "script", "shell": True, "get": f"sed -n 's/^{key} *//p' {conf}",
+                "set": f"sed -i 's/^{key} .*/{key}  $value/' {conf}", "values": values, "files": [str(conf)]}
+
+    spec = tmp_path / "hone.yaml"
+    spec.write_text(json.dumps({"name": "two", "benchmark": {"command": ["sh", "-c", f"cat {conf} >> seen.txt"]},
+                                "metrics": [{"name": "wall_time", "goal": "minimize"}],
+                                "knobs": [knob("threads", ["4", "8"]), knob("mode", ["safe", "fast"])]}))
+    res = hone("tune", spec, "--sampler", "grid", "--trials", "4", "--repeats", "1", "--confirm", "0", cwd=tmp_path)
+    assert res.code == 0, res.err + res.out
+    assert re.search(r"trials: [34] \(0 failed\)", res.out), res.out  # the grid skips the baseline's
+    seen = (tmp_path / "seen.txt").read_text()
+    assert "threads  8\nmode  fast" in seen and "threads  8\nmode  safe" in seen  # both held, together
+    assert conf.read_text() == original
+    res = hone("run", spec, "--set", "mode=fast", cwd=tmp_path)  # the other knob stays as it is
+    assert res.code == 0, res.err
+    assert conf.read_text() == original
