@@ -381,17 +381,6 @@ def test_a_discrete_scope_of_several_ranges_is_their_union_as_a_scope_atune_read
     assert load_atune(client, server).spec.knobs[0].values == [1, 2, 3, 8, 9, 16]
 
 
-def test_an_odd_scope_atune_would_cut_short_is_refused_at_its_line(tmp_path):
-    client, server = _server_with(tmp_path, """\
-        type : "discrete"
-        scope : [10, 20, 30, 40, 50]
-        dtype : "int"
-        """)
-    with pytest.raises(SpecError, match=r"server.yaml:9: object\[0\]\.info\.scope: A-Tune reads a discrete scope as "
-                                        r"\[low, high\] pairs and would drop the last of \[10, 20, 30, 40, 50\]"):
-        load_atune(client, server)
-
-
 def test_items_alone_are_the_values(tmp_path):
     client, server = _server_with(tmp_path, """\
         type : "discrete"
@@ -410,13 +399,16 @@ def test_a_knob_named_twice_is_refused_at_the_second_name(pair):
         load_atune(client, server)
 
 
-def test_atunes_per_host_except_is_refused_with_what_to_do(tmp_path):
-    client, server = _server_with(tmp_path, """\
-        type : "discrete"
-        options : [1, 2]
-        dtype : "int"
-        Except : "ip1"
-        """)
-    with pytest.raises(SpecError, match=r"server.yaml:11: object\[0\]\.info\.Except: hone tunes an A-Tune pair on this "
-                                        r"machine only.*expected no Except"):
+@pytest.mark.parametrize(("info", "error"), [
+    # A-Tune would tune 10-20 and 30-40 and drop 50 without a word
+    ('type : "discrete"\nscope : [10, 20, 30, 40, 50]\ndtype : "int"\n',
+     r"server.yaml:9: object\[0\]\.info\.scope: A-Tune reads a discrete scope as \[low, high\] pairs and would drop "
+     r"the last of \[10, 20, 30, 40, 50\]"),
+    # A-Tune's cluster mode: hosts that must not set the knob
+    ('type : "discrete"\noptions : [1, 2]\ndtype : "int"\nExcept : "ip1"\n',
+     r"server.yaml:11: object\[0\]\.info\.Except: hone tunes an A-Tune pair on this machine only.*expected no Except"),
+])
+def test_what_atune_would_read_otherwise_is_refused_at_its_line(tmp_path, info, error):
+    client, server = _server_with(tmp_path, info)
+    with pytest.raises(SpecError, match=error):
         load_atune(client, server)
