@@ -43,14 +43,14 @@ class Example:
 
 
 EXAMPLES = {
-    "postgresql": Example("postgresql", "55432", "build/examples/postgresql/data/postgresql.conf", None,
+    "postgresql": Example("postgresql", "25432", "build/examples/postgresql/data/postgresql.conf", None,
                           ("-T", "1"), ("-t", "200"), ("synchronous_commit", "commit_delay"),
                           ("synchronous_commit", "off"),
                           ("/usr/lib/postgresql/15/bin/postgres", "pgbench")),
-    "redis": Example("redis", "56379", "build/examples/redis/redis.conf", "redis.conf", ("-n", "5000"), None,
+    "redis": Example("redis", "25379", "build/examples/redis/redis.conf", "redis.conf", ("-n", "5000"), None,
                      ("appendfsync", "io_threads"), ("appendfsync", "everysec"),
                      ("redis-server", "redis-cli", "redis-benchmark")),
-    "nginx": Example("nginx", "58080", "build/examples/nginx/nginx.conf", "nginx.conf", ("-d", "1s"), None,
+    "nginx": Example("nginx", "28080", "build/examples/nginx/nginx.conf", "nginx.conf", ("-d", "1s"), None,
                      ("keepalive_timeout", "worker_processes"), ("keepalive_timeout", "!0"),
                      ("/usr/sbin/nginx", "wrk")),
 }

@@ -42,7 +42,7 @@ def example() -> Iterator[tuple[Path, Path, int]]:
         dst = root / "examples" / "postgresql"
         shutil.copytree(REPO / "examples" / "postgresql", dst)
         port = free_port()
-        doc = yaml.safe_load((dst / "hone.yaml").read_text().replace("55432", str(port)))
+        doc = yaml.safe_load((dst / "hone.yaml").read_text().replace("25432", str(port)))
         command = doc["benchmark"]["command"]
         i = command.index("-T")
         command[i:i + 2] = ["-t", "100"]  # 4 clients × 100 transactions: well under a second
