@@ -412,3 +412,14 @@ def test_what_atune_would_read_otherwise_is_refused_at_its_line(tmp_path, info, 
     client, server = _server_with(tmp_path, info)
     with pytest.raises(SpecError, match=error):
         load_atune(client, server)
+
+
+def test_atunes_redis_persistence_knobs_are_marked_as_durability_trade_offs(tmp_path):
+    from hone.knobs.risk import risk_of
+    client, server = _server_with(tmp_path, 'type : "discrete"\noptions : ["yes", "no"]\ndtype : "string"\n')
+    for name, value in (("redis.AOF", "no"), ("redis.RDB", "off")):
+        server.write_text(server.read_text().replace('name : "threads"', f'name : "{name}"')
+                          .replace('name : "redis.AOF"', f'name : "{name}"'))
+        knob = load_atune(client, server).spec.knobs[0]
+        assert (risk_of(knob, value) or "").startswith("durability:"), name
+        assert risk_of(knob, "yes" if value == "no" else "on") is None

@@ -18,6 +18,9 @@ KNOWN: dict[str, dict[str, str]] = {
     "appendfsync": {"no": "durability: Redis leaves flushing to the OS, a crash can lose ~30 s of writes",
                     "everysec": "durability: a crash can lose up to 1 s of writes"},
     "appendonly": {"no": "durability: Redis keeps data only in RDB snapshots, a crash loses writes since the last"},
+    # A-Tune's names in its redis example (redis.AOF, redis.RDB)
+    "aof": {"no": "durability: Redis keeps data only in RDB snapshots, a crash loses writes since the last"},
+    "rdb": {"off": "durability: Redis makes no RDB snapshots; without the AOF a restart loses every write"},
     "innodb_flush_log_at_trx_commit": dict.fromkeys(("0", "2"), "durability: a crash can lose ~1 s of commits"),
     "sync_binlog": {"0": "durability: a crash can lose binary-log events (replicas and point-in-time recovery)"},
     "synchronous": {"off": _DB_CORRUPTION, "0": _DB_CORRUPTION},
