@@ -278,9 +278,9 @@ def test_with_max_runs_too_the_time_budget_binds_first_when_it_is_the_smaller(ho
     doc = json.loads((tmp_path / "r.json").read_text())
     assert "--max-time leaves" in doc["budget"]["search_stopped"]
     assert _runs(log) == doc["budget"]["runs_total"] < 500
-    # within a fifth: runs a loaded machine slows after the plan was made still run (the search
-    # alone, not stopped, would take ~40 s)
-    assert doc["finished"] - doc["started"] <= 10 * 1.2 and doc["confirmations"], res.out
+    # within a half: runs a loaded machine slows after the plan was made still run (12.0 s once,
+    # beside another job on both cores); the search alone, not stopped, would take ~40 s
+    assert doc["finished"] - doc["started"] <= 10 * 1.5 and doc["confirmations"], res.out
 
 
 def test_max_runs_with_local_workers_is_refused(workload: Path, hone, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
