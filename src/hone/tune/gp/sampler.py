@@ -126,7 +126,6 @@ class HoneGPSampler(BaseSampler):
             obs = self._observations(study, trials, cols, with_running=True, exclude=trial.number,
                                      warp=s.thompson_warp, base=base)
         lcb = not thompson and self._coin(trial.number, 0x1CB, s.lcb_share)
-        self._exact = not self.noisy(study)
         levels = self._ei_argmax(cols, obs[:2], rng, seen, n_done=obs[2], thompson=thompson,
                                  start=self._n_startup + (base is not None), lcb=lcb, noise=obs[3])
         return to_params(cols, levels)
@@ -350,8 +349,7 @@ class HoneGPSampler(BaseSampler):
             cands = cands[np.sort(rng.choice(len(cands), self.settings.ts_max, replace=False))]
         if self.settings.thompson_hyper:  # its kernel drawn from the hyperparameters' posterior (0073: off)
             gp = self.model.hyper_sample(cols, gp, rng)
-        known = self.settings.ts_known_sd if getattr(self, "_exact", False) else 0.0
-        return cands[thompson_argmin(gp, cols, cands, rng, known)].tolist()
+        return cands[thompson_argmin(gp, cols, cands, rng)].tolist()
 
 
 def _levels_of(trials: list[FrozenTrial], cols: list[Column], exclude: int = -1) -> list[list[float]]:
