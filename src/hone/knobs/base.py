@@ -89,6 +89,11 @@ class KnobDriver(ABC):
         """True when the current state equals ``snapshot`` (read back after every change)."""
         return same_text(self.read(), snapshot.get("value"))
 
+    def restored(self, snapshot: dict[str, Any]) -> bool:
+        """True when nothing of ``snapshot`` is left to put back (the journal's test before a
+        restore): :meth:`matches`, and what a kind keeps beside its value."""
+        return self.matches(snapshot)
+
     def render(self, state: dict[str, Any], text: str) -> dict[str, Any]:
         """The resource's snapshot with this knob set to ``text`` (nothing is written)."""
         return {"value": text}

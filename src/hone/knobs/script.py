@@ -111,9 +111,12 @@ class ScriptDriver(KnobDriver):
             if LocalFiles().read(path) != data:
                 LocalFiles().write(path, data, int(st["mode"]), (int(st["uid"]), int(st["gid"])))
 
-    def files_match(self, snapshot: dict[str, Any]) -> bool:
-        """True when every kept file holds the snapshot's bytes. Not part of :meth:`matches`:
-        other knobs may edit the same file, and this knob holds its value regardless."""
+    def restored(self, snapshot: dict[str, Any]) -> bool:
+        """The value, and every kept file holding the snapshot's bytes. The files are not part of
+        :meth:`matches`: other knobs may edit the same file, and this knob holds its value
+        regardless; only the journal's restore asks (the oldest entry's bytes are the original)."""
+        if not self.matches(snapshot):
+            return False
         for path, st in (snapshot.get("files") or {}).items():
             try:
                 now = LocalFiles().read(path)

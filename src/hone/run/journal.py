@@ -464,10 +464,7 @@ class Journal:
         for entry in todo:
             try:
                 driver = entry.driver()
-                # a script knob's kept files count too (the oldest entry's bytes are the original)
-                files_match = getattr(driver, "files_match", None)
-                changed = not driver.matches(entry.snapshot) or (files_match is not None
-                                                                 and not files_match(entry.snapshot))
+                changed = not driver.restored(entry.snapshot)
                 if changed:
                     self._append_soft({"op": "restoring", "res": entry.resource})
                     driver.restore(entry.snapshot)
