@@ -151,10 +151,9 @@ def knob_from_object(obj: Any, i: int, src: LocatedYaml, server: dict[str, Any])
         knob["values"] = sorted(set(extra))  # type: ignore[type-var]
         return knob
     floating = dtype == "float" or (kind == "continuous" and dtype != "int")
-    pairs = isinstance(scope, list) and len(scope) >= 2 and len(scope) % 2 == 0 and kind != "continuous" \
-        and not floating
-    if not (isinstance(scope, list) and (len(scope) == 2 or pairs)):
-        if isinstance(scope, list) and len(scope) > 2 and not floating and kind != "continuous":
+    several = isinstance(scope, list) and len(scope) > 2 and kind != "continuous" and not floating
+    if not (isinstance(scope, list) and (len(scope) == 2 or (several and len(scope) % 2 == 0))):
+        if several:
             raise _err(src, (*loc, "info", "scope"), f"A-Tune reads a discrete scope as [low, high] pairs and would "
                        f"drop the last of {_show(scope)}; expected pairs, or options: [...] for a list of values")
         raise _err(src, (*loc, "info", "scope"), f"expected scope: [low, high] or options: [...], got {_show(scope)}")
@@ -206,10 +205,11 @@ def sed_targets(text: str, cwd: str | None = None) -> list[str]:
         return []
     found: list[str] = []
     for i, word in enumerate(words):
-        if word != "sed" or not any(w == "-i" or w.startswith(("-i", "--in-place")) for w in
-                                    _command_words(words, i + 1)):
+        if word != "sed":
             continue
         args = _command_words(words, i + 1)
+        if not any(w.startswith(("-i", "--in-place")) for w in args):
+            continue
         script_given = any(w in ("-e", "--expression", "-f", "--file") or w.startswith(("--expression=", "--file="))
                            for w in args)
         positional, skip = [], False
