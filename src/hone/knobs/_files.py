@@ -5,6 +5,7 @@ so a remote config file is read, journaled, rendered and restored like a local o
 
 from __future__ import annotations
 
+import base64
 import fnmatch
 import os
 import posixpath
@@ -12,7 +13,7 @@ import tempfile
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 #: Prefix of the temp files written next to a config file (rollback removes strays).
 TEMP_PREFIX = ".hone-tmp-"
@@ -24,6 +25,16 @@ class Stat:
     mode: int
     uid: int
     gid: int
+
+
+def stat_state(st: Stat) -> dict[str, Any]:
+    """A file's bytes (base64), mode and owner, as a journal snapshot holds them."""
+    return {"bytes_b64": base64.b64encode(st.data).decode(), "mode": st.mode, "uid": st.uid, "gid": st.gid}
+
+
+def state_bytes(state: dict[str, Any]) -> bytes:
+    """The bytes of a snapshot made by :func:`stat_state`."""
+    return base64.b64decode(state["bytes_b64"])
 
 
 class Removable(Protocol):

@@ -23,16 +23,12 @@ from hone.core.errors import KnobError
 from hone.core.restart import Restart
 from hone.knobs._config_formats import get_value, guess_format, set_value
 from hone.knobs._errors import ConfigError
-from hone.knobs._files import TEMP_PREFIX, Files, LocalFiles, Removable
+from hone.knobs._files import TEMP_PREFIX, Files, LocalFiles, Removable, stat_state, state_bytes
 from hone.knobs._includes import locate
 from hone.knobs.base import KnobDriver
 from hone.spec.models import Scalar, to_argv
 
 __all__ = ["TEMP_PREFIX", "FileDriver"]
-
-
-def _decode(state: dict[str, Any]) -> bytes:
-    return base64.b64decode(state["bytes_b64"])
 
 
 class FileDriver(KnobDriver):
@@ -156,23 +152,20 @@ class FileDriver(KnobDriver):
             raise self._fail(f"cannot read {path}: No such file or directory")
         return {
             "value": self._get(st.data.decode(errors="replace")),
-            "bytes_b64": base64.b64encode(st.data).decode(),
-            "mode": st.mode,
-            "uid": st.uid,
-            "gid": st.gid,
+            **stat_state(st),
             "path": str(path),
         }
 
     def render(self, state: dict[str, Any], text: str) -> dict[str, Any]:
         try:
-            old = _decode(state).decode()
+            old = state_bytes(state).decode()
         except UnicodeDecodeError:
             raise self._fail(f"{self.target()[0]} is not UTF-8 text") from None
         new = self._set(old, text).encode()
         return {**state, "value": text, "bytes_b64": base64.b64encode(new).decode()}
 
     def value_in(self, state: dict[str, Any]) -> str | None:
-        return self._get(_decode(state).decode(errors="replace"))
+        return self._get(state_bytes(state).decode(errors="replace"))
 
     def _where(self, snapshot: dict[str, Any]) -> Path:
         # The file the snapshot was taken of (journals before includes: the knob's own).
@@ -184,7 +177,7 @@ class FileDriver(KnobDriver):
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         path = self._where(snapshot)
-        data = _decode(snapshot)
+        data = state_bytes(snapshot)
         owner = (int(snapshot["uid"]), int(snapshot["gid"])) if "uid" in snapshot else None
         try:
             st = self.files.stat(str(path))
@@ -196,7 +189,7 @@ class FileDriver(KnobDriver):
 
     def matches(self, snapshot: dict[str, Any]) -> bool:
         try:
-            return self.files.read(str(self._where(snapshot))) == _decode(snapshot)
+            return self.files.read(str(self._where(snapshot))) == state_bytes(snapshot)
         except (OSError, KnobError):
             return False
 

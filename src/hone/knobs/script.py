@@ -11,7 +11,6 @@ quote is closed around ``"$value"``, so the script gets the value, as data.
 
 from __future__ import annotations
 
-import base64
 import os
 import shlex
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 from hone.core.errors import KnobError
 from hone.core.process import run_process
 from hone.core.shell_text import bind_argv, check_value, rewrite
-from hone.knobs._files import LocalFiles
+from hone.knobs._files import LocalFiles, stat_state, state_bytes
 from hone.knobs.base import KnobDriver
 
 #: A file a script knob keeps (``files:``) is journaled whole; beyond this it is refused.
@@ -87,8 +86,7 @@ class ScriptDriver(KnobDriver):
             if st is not None and len(st.data) > MAX_KEPT_BYTES:
                 raise KnobError(f"script knob {self.name}: {path} is {len(st.data)} bytes, more than the "
                                 f"{MAX_KEPT_BYTES} hone keeps of a file in files:")
-            kept[path] = None if st is None else {"bytes_b64": base64.b64encode(st.data).decode(), "mode": st.mode,
-                                                  "uid": st.uid, "gid": st.gid}
+            kept[path] = None if st is None else stat_state(st)
         if kept:
             snap["files"] = kept
         return snap
@@ -107,7 +105,7 @@ class ScriptDriver(KnobDriver):
                 except FileNotFoundError:
                     pass
                 continue
-            data = base64.b64decode(st["bytes_b64"])
+            data = state_bytes(st)
             if LocalFiles().read(path) != data:
                 LocalFiles().write(path, data, int(st["mode"]), (int(st["uid"]), int(st["gid"])))
 
@@ -122,6 +120,6 @@ class ScriptDriver(KnobDriver):
                 now = LocalFiles().read(path)
             except OSError:
                 return False
-            if now != (None if st is None else base64.b64decode(st["bytes_b64"])):
+            if now != (None if st is None else state_bytes(st)):
                 return False
         return True
