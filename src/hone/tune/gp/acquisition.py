@@ -31,12 +31,10 @@ def log_expected_improvement(mu: np.ndarray, sigma: np.ndarray, best: float) -> 
     return out + np.log(sigma)
 
 
-def thompson_argmin(gp: Any, cols: list[Column], cands: np.ndarray, rng: np.random.Generator,
-                    known_sd: float = 0.0) -> int:
+def thompson_argmin(gp: Any, cols: list[Column], cands: np.ndarray, rng: np.random.Generator) -> int:
     """The index of the candidate where one joint sample of the GP's latent function (the
     measurement noise left out) is lowest. Cholesky with jitter, not ``sample_y`` (an SVD:
-    seconds for 2000 candidates). ``known_sd``: candidates whose posterior sd is below this
-    share of the largest are left out (the model already knows their value)."""
+    seconds for 2000 candidates)."""
     mu, cov = gp.predict(encode(cols, cands), return_cov=True)
     cov = cov - noise_level(gp) * np.eye(len(cands))  # predict's covariance includes the WhiteKernel
     scale = float(np.mean(np.diag(cov)))
@@ -49,9 +47,4 @@ def thompson_argmin(gp: Any, cols: list[Column], cands: np.ndarray, rng: np.rand
     else:  # not positive definite even with jitter: independent samples
         chol = np.diag(np.sqrt(np.maximum(np.diag(cov), 0.0)))
     f = mu + chol @ rng.standard_normal(len(cands))
-    if known_sd > 0:
-        sd = np.sqrt(np.maximum(np.diag(cov), 0.0))
-        known = sd < known_sd * float(np.max(sd))
-        if not known.all():
-            f = np.where(known, np.inf, f)
     return int(np.argmin(f))

@@ -126,7 +126,6 @@ class HoneGPSampler(BaseSampler):
             obs = self._observations(study, trials, cols, with_running=True, exclude=trial.number,
                                      warp=s.thompson_warp, base=base)
         lcb = not thompson and self._coin(trial.number, 0x1CB, s.lcb_share)
-        self._exact = not self.noisy(study)
         levels = self._ei_argmax(cols, obs[:2], rng, seen, n_done=obs[2], thompson=thompson,
                                  start=self._n_startup + (base is not None), lcb=lcb, noise=obs[3])
         return to_params(cols, levels)
@@ -298,8 +297,7 @@ class HoneGPSampler(BaseSampler):
         if enumerable(cols, s.enumerate_limit):
             cands = grid(cols)
             if thompson:
-                known = s.ts_known_sd_grid if getattr(self, "_exact", False) else 0.0
-                return self._thompson(gp, cols, cands, seen, rng, known)
+                return self._thompson(gp, cols, cands, seen, rng)
             sc = score(cands)
             if np.isfinite(sc).any():
                 return cands[int(np.argmax(sc))].tolist()
@@ -334,7 +332,7 @@ class HoneGPSampler(BaseSampler):
         return best_row.tolist()
 
     def _thompson(self, gp: Any, cols: list[Column], cands: np.ndarray, seen: set[tuple[float, ...]],
-                  rng: np.random.Generator, known_sd: float = 0.0) -> list[float]:
+                  rng: np.random.Generator) -> list[float]:
         """The unmeasured candidate where one joint posterior sample is lowest. Why: EI keeps
         spending trials next to its incumbent where the posterior is confidently wrong (a knob held
         at the edge of its range, a categorical never switched, one basin of a rugged response);
@@ -351,7 +349,7 @@ class HoneGPSampler(BaseSampler):
             cands = cands[np.sort(rng.choice(len(cands), self.settings.ts_max, replace=False))]
         if self.settings.thompson_hyper:  # its kernel drawn from the hyperparameters' posterior (0073: off)
             gp = self.model.hyper_sample(cols, gp, rng)
-        return cands[thompson_argmin(gp, cols, cands, rng, known_sd)].tolist()
+        return cands[thompson_argmin(gp, cols, cands, rng)].tolist()
 
 
 def _levels_of(trials: list[FrozenTrial], cols: list[Column], exclude: int = -1) -> list[list[float]]:

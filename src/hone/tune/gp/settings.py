@@ -54,7 +54,6 @@ class GPSettings:
     thompson_hyper: bool = False  # the Thompson sample's kernel hyperparameters drawn from their posterior too (0073)
     hyper_step: float = 1.0  # ... by a random walk of this total step on log θ
     ts_max: int = 2000  # a Thompson sample over at most this many candidates (a Cholesky of ts_max²)
-    ts_known_sd_grid: float = 0.0  # enumerable, exact: a sample skips sd < this share of the largest
     # line probes (0011; measured again on the suite: 0070)
     line_probes: bool = True
     probe_every: int = 6  # from prior_after trials, every 6th suggestion is a line probe
