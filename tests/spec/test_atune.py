@@ -423,3 +423,22 @@ def test_atunes_redis_persistence_knobs_are_marked_as_durability_trade_offs(tmp_
         knob = load_atune(client, server).spec.knobs[0]
         assert (risk_of(knob, value) or "").startswith("durability:"), name
         assert risk_of(knob, "yes" if value == "no" else "on") is None
+
+
+@pytest.mark.parametrize(("info", "step", "values"), [
+    # A-Tune's ceph example: a grid of its step, high included here (A-Tune's arange leaves it out)
+    ('type : "discrete"\nscope : [1.0, 10.0]\nstep : 1.0\ndtype : "float"\n', 1.0, 10),
+    # no step: A-Tune's 0.1, not a continuous range
+    ('type : "discrete"\nscope : [0.5, 1.5]\ndtype : "float"\n', 0.1, 11),
+    # continuous stays continuous
+    ('type : "continuous"\nscope : [0.5, 1.5]\ndtype : "float"\n', None, None),
+])
+def test_a_discrete_float_scope_is_a_grid_of_its_step(tmp_path, info, step, values):
+    from hone.tune.space import dimension_for
+    client, server = _server_with(tmp_path, info)
+    knob = load_atune(client, server).spec.knobs[0]
+    assert knob.type == "float" and knob.step == step
+    dist = dimension_for(knob).distribution
+    assert dist.step == step
+    if values is not None:
+        assert round((dist.high - dist.low) / step) + 1 == values and dist.high == pytest.approx(knob.range[1])

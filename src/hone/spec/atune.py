@@ -25,6 +25,9 @@ Where A-Tune's own semantics are broken hone does the right thing, on purpose:
 * ``type: continuous`` with ``dtype: int`` is an integer range, as in A-Tune's optimizer (a
   float pasted by an integer ``sed`` would be cut in two and could not be put back).
 * continuous ranges are float64, not A-Tune's float32 (which rounds 107374182400).
+* a discrete float ``scope`` is a grid of ``step`` (A-Tune's 0.1 when none is given) from
+  ``low`` up to and including ``high`` when it lies on the grid (A-Tune's ``arange`` leaves
+  ``high`` out).
 * ``iterations`` (else the server's ``maxiterations``) is hone's run budget
   (``tune.max_runs``), not its trials: A-Tune runs the benchmark once per iteration, so it
   counts benchmark runs; hone's budget pays for every run — the baseline and the
@@ -68,6 +71,7 @@ SERVER_KEYS = {"project", "maxiterations", "startworkload", "stopworkload", "obj
 OBJECT_INFO_KEYS = {"desc", "get", "set", "needrestart", "type", "scope", "step", "items", "options", "dtype",
                     "ref"}
 MAX_VALUES = 2000  # above this a discrete range stays a range and ``items`` are dropped
+ATUNE_FLOAT_STEP = 0.1  # A-Tune optimizer's step for a discrete float scope without one
 
 
 
@@ -164,7 +168,10 @@ def knob_from_object(obj: Any, i: int, src: LocatedYaml, server: dict[str, Any])
     assert lo is not None and hi is not None
     if floating:
         knob.update(type="float", range=[float(lo), float(hi)])
-        if info.get("step"):
+        if kind != "continuous":  # A-Tune's discrete float grid: its step, else 0.1
+            step_f = _number(info.get("step"))
+            knob["step"] = float(step_f) if step_f and step_f > 0 else ATUNE_FLOAT_STEP
+        elif info.get("step"):
             knob["step"] = float(info["step"])
         return knob
     # integers: A-Tune's `continuous` + `dtype: int` is an integer range too (its optimizer
