@@ -94,8 +94,7 @@ def trust_region_length(y: np.ndarray, start: int, settings: GPSettings | None =
 
 
 def trust_region_points(cols: list[Column], levels: np.ndarray, y: np.ndarray, start: int,
-                        rng: np.random.Generator, settings: GPSettings,
-                        scales: np.ndarray | None = None) -> np.ndarray:
+                        rng: np.random.Generator, settings: GPSettings) -> np.ndarray:
     """``tr_candidates`` points around the best of ``levels`` (completed trials, ``y`` in trial
     order): each ordered knob moved with probability min(1, 2/d) by a Gaussian step of
     :func:`trust_region_length` × its range, each categorical re-drawn with probability 1/d.
@@ -107,9 +106,6 @@ def trust_region_points(cols: list[Column], levels: np.ndarray, y: np.ndarray, s
     inc = levels[int(np.argmin(y))]
     length = trust_region_length(y, start, settings, len(cols))
     d, n = len(cols), settings.tr_candidates
-    weight = _ard_weights(cols, scales) if settings.tr_ard and scales is not None else np.ones(d)
-    if settings.tr_ard_clip:
-        weight = np.clip(weight, 1 / settings.tr_ard_clip, settings.tr_ard_clip)
     pts = np.repeat(inc[None, :], n, axis=0)
     for i, c in enumerate(cols):
         if c.categorical:
@@ -117,24 +113,9 @@ def trust_region_points(cols: list[Column], levels: np.ndarray, y: np.ndarray, s
             pts[move, i] = rng.integers(c.size, size=int(move.sum()))
         else:
             move = rng.random(n) < min(1.0, 2 / d)
-            moved = pts[move, i] + rng.normal(0, length * weight[i] * c.top, size=int(move.sum()))
+            moved = pts[move, i] + rng.normal(0, length * c.top, size=int(move.sum()))
             pts[move, i] = np.clip(np.round(moved) if c.size else moved, 0, c.top)
     return pts
-
-
-def _ard_weights(cols: list[Column], scales: np.ndarray) -> np.ndarray:
-    """Each ordered knob's fitted length scale over their geometric mean (TuRBO's trust-region
-    side lengths); 1 for categoricals and when the kernel is isotropic."""
-    out = np.ones(len(cols))
-    if len(scales) < 2:
-        return out
-    offsets = np.cumsum([0] + [c.width() for c in cols])
-    ordered = [i for i, c in enumerate(cols) if not c.categorical]
-    if not ordered:
-        return out
-    ls = np.array([scales[offsets[i]] for i in ordered], dtype=float)
-    out[ordered] = ls / np.exp(np.mean(np.log(ls)))
-    return out
 
 
 def refine_continuous(cols: list[Column], row: np.ndarray, base: float, score: Callable[[np.ndarray], np.ndarray],

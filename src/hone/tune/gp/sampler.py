@@ -28,7 +28,7 @@ from hone.tune.gp.encoding import (
     to_params,
     unmeasured,
 )
-from hone.tune.gp.model import ATTR_INTERRUPTED, Data, GPModel, length_scales, observations
+from hone.tune.gp.model import ATTR_INTERRUPTED, Data, GPModel, observations
 from hone.tune.gp.ranking import order_by_model
 from hone.tune.gp.settings import GPSettings
 
@@ -305,7 +305,7 @@ class HoneGPSampler(BaseSampler):
         top = levels[np.argsort(mu_obs)[:5]]
         # drawn before the random points: this order fixes the seeded stream, so suggestions repeat
         local = cand.trust_region_points(cols, levels[:n_done], data[1][:n_done],
-                                         start, rng, s, length_scales(gp)) \
+                                         start, rng, s) \
             if s.trust_region else np.empty((0, len(cols)))
         cands = np.vstack([random_levels(cols, rng, s.random_candidates), local, cand.neighbours(cols, top)])
         if thompson:

@@ -46,8 +46,6 @@ class GPSettings:
     tr_shrink_after: int = 3  # trials in a row without a new best; 0 = max(4, knobs), TuRBO's (0067)
     tr_restart: bool = False  # a halving below tr_length_min starts again at tr_length_init (TuRBO's restart, 0067)
     tr_grow_after: int = 2  # trials in a row with one
-    tr_ard: bool = False  # each ordered knob's step × its length scale over their geometric mean (TuRBO's)
-    tr_ard_clip: float = 0.0  # ... that factor within [1/c, c] (0: not clipped)
     # noise (0007, 0008)
     noisy_cv: float = 0.01  # relative sd of a trial's value at or above which measurements count as noisy
     thompson_share: float = 0.5  # this share of the suggestions (a seeded coin) are Thompson samples (0042, 0051, 0069)
