@@ -68,6 +68,11 @@ if [[ ! -f $stamp || pyproject.toml -nt $stamp || $missing_extra -eq 1 ]]; then
   echo "$union" > "$stamp"
 fi
 
+# hone's own bytecode, written once: the editable install leaves it to the first import, which
+# writes nothing when PYTHONDONTWRITEBYTECODE is set, so every `hone` would compile its
+# ~34k lines again (0.3 s a command). Python checks each file's mtime: an edit is never stale.
+.venv/bin/python -m compileall -q -j 0 src >/dev/null
+
 # Lua 5.4 and zstd sources for the `hone pgo` examples (Debian source packages through a
 # private apt configuration; the system's sources are never edited): the pgo group only.
 if wants pgo; then
