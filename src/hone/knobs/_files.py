@@ -27,9 +27,14 @@ class Stat:
     gid: int
 
 
+def bytes_field(data: bytes) -> dict[str, str]:
+    """A file's bytes as a snapshot holds them (base64); :func:`state_bytes` reads them back."""
+    return {"bytes_b64": base64.b64encode(data).decode()}
+
+
 def stat_state(st: Stat) -> dict[str, Any]:
-    """A file's bytes (base64), mode and owner, as a journal snapshot holds them."""
-    return {"bytes_b64": base64.b64encode(st.data).decode(), "mode": st.mode, "uid": st.uid, "gid": st.gid}
+    """A file's bytes, mode and owner, as a journal snapshot holds them."""
+    return {**bytes_field(st.data), "mode": st.mode, "uid": st.uid, "gid": st.gid}
 
 
 def state_bytes(state: dict[str, Any]) -> bytes:

@@ -13,7 +13,6 @@ over ssh when the knob has ``hosts`` (:mod:`hone.knobs.remote`).
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from hone.core.errors import KnobError
 from hone.core.restart import Restart
 from hone.knobs._config_formats import get_value, guess_format, set_value
 from hone.knobs._errors import ConfigError
-from hone.knobs._files import TEMP_PREFIX, Files, LocalFiles, Removable, stat_state, state_bytes
+from hone.knobs._files import TEMP_PREFIX, Files, LocalFiles, Removable, bytes_field, stat_state, state_bytes
 from hone.knobs._includes import locate
 from hone.knobs.base import KnobDriver
 from hone.spec.models import Scalar, to_argv
@@ -162,7 +161,7 @@ class FileDriver(KnobDriver):
         except UnicodeDecodeError:
             raise self._fail(f"{self.target()[0]} is not UTF-8 text") from None
         new = self._set(old, text).encode()
-        return {**state, "value": text, "bytes_b64": base64.b64encode(new).decode()}
+        return {**state, "value": text, **bytes_field(new)}
 
     def value_in(self, state: dict[str, Any]) -> str | None:
         return self._get(state_bytes(state).decode(errors="replace"))

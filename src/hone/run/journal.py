@@ -21,7 +21,6 @@ resource another state directory's journal still holds changed.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import difflib
 import errno
@@ -40,6 +39,7 @@ from hone.core.faults import crash_point
 from hone.core.paths import machine_dir, state_dir
 from hone.core.restart import Restart, run_restart
 from hone.knobs import KnobDriver, driver_from_dict, driver_to_dict
+from hone.knobs._files import state_bytes
 from hone.knobs.base import same_text
 
 JOURNAL_VERSION = 2
@@ -554,7 +554,7 @@ class Journal:
                 current = entry.driver().current_bytes(entry.snapshot).decode(errors="replace")  # type: ignore[attr-defined]
             except (OSError, HoneError) as exc:
                 current = f"(unreadable: {exc})\n"
-            original = base64.b64decode(entry.snapshot["bytes_b64"]).decode(errors="replace")
+            original = state_bytes(entry.snapshot).decode(errors="replace")
             if current != original:
                 out.append("".join(difflib.unified_diff(
                     original.splitlines(keepends=True), current.splitlines(keepends=True),

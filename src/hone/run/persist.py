@@ -13,7 +13,6 @@ original goes into the journal first, so ``hone rollback`` puts it back.
 
 from __future__ import annotations
 
-import base64
 import difflib
 import os
 import re
@@ -23,7 +22,7 @@ from typing import Literal
 
 from hone.core.errors import HoneError, KnobError
 from hone.knobs import KnobDriver, driver_for
-from hone.knobs._files import LocalFiles
+from hone.knobs._files import LocalFiles, state_bytes
 from hone.knobs.base import same_text
 from hone.knobs.file import FileDriver
 from hone.knobs.sysctl import SysctlDriver
@@ -167,12 +166,12 @@ def config_diff_text(settings: list[Setting], header: list[str]) -> tuple[str, l
         path = s.driver.target()[0]
         if path not in states:
             snap = s.driver.snapshot()
-            states[path] = (base64.b64decode(str(snap["bytes_b64"])).decode(errors="replace"), snap)
+            states[path] = (state_bytes(snap).decode(errors="replace"), snap)
         original, state = states[path]
         states[path] = (original, s.driver.render(state, s.text))
     lines = [f"# {h}\n" for h in header]
     for path, (original, state) in states.items():
-        new = base64.b64decode(str(state["bytes_b64"])).decode(errors="replace")
+        new = state_bytes(state).decode(errors="replace")
         lines += _diff_lines(original, new, str(path))
     return "".join(lines), skipped
 
