@@ -94,7 +94,7 @@ def trust_region_length(y: np.ndarray, start: int, settings: GPSettings | None =
 
 
 def trust_region_points(cols: list[Column], levels: np.ndarray, y: np.ndarray, start: int,
-                        rng: np.random.Generator, settings: GPSettings, center: np.ndarray | None = None) -> np.ndarray:
+                        rng: np.random.Generator, settings: GPSettings) -> np.ndarray:
     """``tr_candidates`` points around the best of ``levels`` (completed trials, ``y`` in trial
     order): each ordered knob moved with probability min(1, 2/d) by a Gaussian step of
     :func:`trust_region_length` × its range, each categorical re-drawn with probability 1/d.
@@ -103,7 +103,7 @@ def trust_region_points(cols: list[Column], levels: np.ndarray, y: np.ndarray, s
     and its single-knob neighbours cannot move an ill-conditioned pair of knobs together; these
     multi-knob moves at a step that shrinks as progress stalls (TuRBO's rule) can
     (docs/decisions/0006-trust-region-candidates.md)."""
-    inc = levels[int(np.argmin(y))] if center is None else center
+    inc = levels[int(np.argmin(y))]
     length = trust_region_length(y, start, settings, len(cols))
     d, n = len(cols), settings.tr_candidates
     pts = np.repeat(inc[None, :], n, axis=0)

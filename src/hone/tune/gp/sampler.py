@@ -127,8 +127,7 @@ class HoneGPSampler(BaseSampler):
                                      warp=s.thompson_warp, base=base)
         lcb = not thompson and self._coin(trial.number, 0x1CB, s.lcb_share)
         levels = self._ei_argmax(cols, obs[:2], rng, seen, n_done=obs[2], thompson=thompson,
-                                 start=self._n_startup + (base is not None), lcb=lcb, noise=obs[3],
-                                 noisy=self.noisy(study))
+                                 start=self._n_startup + (base is not None), lcb=lcb, noise=obs[3])
         return to_params(cols, levels)
 
     def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
@@ -279,7 +278,7 @@ class HoneGPSampler(BaseSampler):
 
     def _ei_argmax(self, cols: list[Column], data: Data, rng: np.random.Generator,
                    seen: set[tuple[float, ...]], n_done: int, thompson: bool = False, *,
-                   start: int, lcb: bool = False, noise: float = 0.0, noisy: bool = False) -> list[float]:
+                   start: int, lcb: bool = False, noise: float = 0.0) -> list[float]:
         """The candidate with the largest log EI (``thompson``: the smallest value of one joint
         posterior sample; ``lcb``: the smallest lower confidence bound μ − κσ); ``data``'s first
         ``n_done`` rows are completed trials in trial order
@@ -305,9 +304,8 @@ class HoneGPSampler(BaseSampler):
             return cand.remeasure(cands, self._failed, rng)  # every point measured: re-measure one
         top = levels[np.argsort(mu_obs)[:5]]
         # drawn before the random points: this order fixes the seeded stream, so suggestions repeat
-        center = levels[int(np.argmin(mu_obs[:n_done]))] if s.tr_center == "mean" and noisy and n_done else None
         local = cand.trust_region_points(cols, levels[:n_done], data[1][:n_done],
-                                         start, rng, s, center) \
+                                         start, rng, s) \
             if s.trust_region else np.empty((0, len(cols)))
         cands = np.vstack([random_levels(cols, rng, s.random_candidates), local, cand.neighbours(cols, top)])
         if thompson:

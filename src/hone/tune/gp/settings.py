@@ -46,7 +46,6 @@ class GPSettings:
     tr_shrink_after: int = 3  # trials in a row without a new best; 0 = max(4, knobs), TuRBO's (0067)
     tr_restart: bool = False  # a halving below tr_length_min starts again at tr_length_init (TuRBO's restart, 0067)
     tr_grow_after: int = 2  # trials in a row with one
-    tr_center: str = "observed"  # "mean": under noise, centred on the completed trial of lowest posterior mean
     # noise (0007, 0008)
     noisy_cv: float = 0.01  # relative sd of a trial's value at or above which measurements count as noisy
     thompson_share: float = 0.5  # this share of the suggestions (a seeded coin) are Thompson samples (0042, 0051, 0069)
