@@ -442,3 +442,17 @@ def test_a_discrete_float_scope_is_a_grid_of_its_step(tmp_path, info, step, valu
     assert dist.step == step
     if values is not None:
         assert round((dist.high - dist.low) / step) + 1 == values and dist.high == pytest.approx(knob.range[1])
+
+
+def test_a_knob_this_machine_cannot_read_is_refused_at_its_server_line(hone, tmp_path):
+    # A-Tune's memcached pair names kernel.sched_* sysctls newer kernels do not have
+    client, server = _server_with(tmp_path, """\
+        type : "discrete"
+        scope : [1, 8]
+        dtype : "int"
+    """)
+    server.write_text(server.read_text().replace(f"cat {tmp_path}/threads", "sysctl -n kernel.hone_no_such_knob"))
+    res = hone("tune", client, "--atune-server", server)
+    assert res.code == 2 and "Traceback" not in res.err
+    assert res.err.startswith(f"{server}:4: object[0]: script knob threads: get failed: sh exited with code 1;")
+    assert "/proc/sys/kernel/hone_no_such_knob: No such file or directory" in res.err

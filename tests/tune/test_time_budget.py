@@ -102,3 +102,23 @@ def test_max_time_with_local_workers_is_refused(hone, tmp_path: Path, state_dir:
     res = hone("tune", spec, "--workers", "2")
     assert res.code == 2 and "--max-time needs the trials in this process" in res.err.splitlines()[0]
     assert not (state_dir / "studies.db").exists()
+
+
+def test_under_max_runs_the_estimate_counts_only_the_runs_the_budget_leaves() -> None:
+    # A-Tune's memcached pair, iterations 50: 39 one-run trials, a confirmation of 8 runs and an
+    # ablation over 35 knobs that the budget cannot pay for (it was estimated at 230 runs)
+    from hone.tune.timebudget import Plan, TimeBudget
+
+    plan = Plan(trials=39, runs_per_trial=1, confirm_arms=2, confirm_rounds=4, ablation_arms=36,
+                ablation_rounds=6, warmup_rounds=0)
+    clock = TimeBudget(None, clock=lambda: 0.0)
+    clock.note_runs(10.0, 1)
+    line = clock.begin(plan)
+    assert clock.estimate_s == (39 + 8 + 6 * 39) * 10.0 and "ablation ≤ 234 runs" in line
+    capped = TimeBudget(None, clock=lambda: 0.0)
+    capped.note_runs(10.0, 1)
+    line = capped.begin(plan, max_runs=47)
+    assert capped.estimate_s == 47 * 10.0 and "ablation" not in line, line
+    roomy = TimeBudget(None, clock=lambda: 0.0)
+    roomy.note_runs(10.0, 1)
+    assert "ablation ≤ 53 runs" in roomy.begin(plan, max_runs=100) and roomy.estimate_s == 100 * 10.0

@@ -106,3 +106,57 @@ def test_configuration_that_failed_is_not_suggested_again(hone, tmp_path: Path) 
     doc = json.loads((tmp_path / "r.json").read_text())
     study = optuna.load_study(study_name="fails-once", storage=doc["storage"])
     assert len(study.get_trials(states=(TrialState.FAIL,))) == 1
+
+
+def _script_knob_spec(tmp_path: Path, get: str, set_: str, trials: int = 12) -> Path:
+    (tmp_path / "bench.py").write_text("print('score: 1')\n")
+    spec = tmp_path / "hone.yaml"
+    spec.write_text(textwrap.dedent(f"""\
+        benchmark: {{command: [{sys.executable}, bench.py], timeout: 20}}
+        metrics: [{{name: score, extract: {{regex: 'score: ([0-9]+)'}}, goal: maximize}}]
+        knobs:
+          - {{name: x, kind: param, values: [1, 2, 3, 4, 5, 6, 7, 8], default: 1}}
+          - {{name: depth, kind: script, shell: true, get: {get!r}, set: {set_!r}, type: int, range: [1, 64]}}
+        tune: {{trials: {trials}, seed: 1, confirm: 0}}
+        """))
+    return spec
+
+
+def test_knob_whose_set_changes_nothing_stops_the_search_after_five_trials(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # A-Tune's memcached example: a sed pattern that never matches, so get reads the old value
+    # after every set; without the stop all 12 trials fail and the job ends with nothing learnt.
+    (tmp_path / "depth").write_text("8\n")
+    spec = _script_knob_spec(tmp_path, f"cat {tmp_path / 'depth'}", f"sed -i 's/^9999$/$value/' {tmp_path / 'depth'}")
+    res = hone("tune", spec, "--study", "broken-knob")
+    assert res.code == 2 and "Traceback" not in res.err, res.err
+    assert "knob depth failed in each of the first 5 trials, at every value tried" in res.err
+    assert "script depth reads '8'" in res.err and "search stopped" in res.err
+    assert res.out.count("FAILED") == 5
+    assert (tmp_path / "depth").read_text() == "8\n"
+    assert "nothing changed" in hone("status").out
+
+
+def test_failed_trials_are_counted_by_the_knob_at_fault(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # depth takes values up to 32 only: the trials above fail at it and the summary says so
+    (tmp_path / "depth").write_text("8\n")
+    path = tmp_path / "depth"
+    spec = _script_knob_spec(tmp_path, f"cat {path}", f'[ "$value" -le 32 ] && echo "$value" > {path}', trials=10)
+    res = hone("tune", spec, "--json", tmp_path / "r.json")
+    assert res.code == 0, res.err
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["failed_trials"] > 0 and doc["failed_knobs"] == {"depth": doc["failed_trials"]}
+    assert f"({doc['failed_trials']} failed); failed at depth ({doc['failed_trials']})" in res.out
+    assert path.read_text() == "8\n"
+    shown = hone("report", tmp_path / "r.json")
+    assert shown.code == 0 and f"failed at depth ({doc['failed_trials']})" in shown.out
+
+
+def test_script_knob_whose_get_prints_nothing_is_refused_before_anything_runs(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # A pipeline hides the missing command (A-Tune's `ethtool -k eth0 | grep … | awk …`): exit 0, no value
+    spec = _script_knob_spec(tmp_path, "hone-no-such-tool -k eth0 | awk '{print $2}'", "true")
+    res = hone("tune", spec)
+    assert res.code == 2 and "Traceback" not in res.err
+    assert len(res.err.strip().splitlines()) == 1
+    assert f"{spec}:5: knobs[1]: script knob depth: get printed nothing (stderr: " in res.err
+    assert "hone-no-such-tool: not found" in res.err and "could not put it back" in res.err
+    assert not (tmp_path / "bench.log").exists()

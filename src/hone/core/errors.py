@@ -61,7 +61,11 @@ class DriftError(HoneError):
 
 
 class KnobError(HoneError):
-    """A knob could not be read or written."""
+    """A knob could not be read or written; ``knobs`` names the spec's knobs at fault when known."""
+
+    def __init__(self, message: str, hint: str | None = None, knobs: tuple[str, ...] = ()) -> None:
+        super().__init__(message, hint)
+        self.knobs = tuple(knobs)
 
 
 class CapabilityError(HoneError):

@@ -157,7 +157,9 @@ class RemoteDriver(KnobDriver):
         return _normalise(self._ssh(["cat", self._path()], what="read").stdout)
 
     def check(self) -> None:
-        self.read()
+        if not self.read() and self.model.kind == "script":  # as ScriptDriver.check: no value, no put-back
+            raise KnobError(f"script knob {self.name} on {self.host}: get printed nothing: hone cannot read the "
+                            "current value, so it could not put it back; make get print it")
 
     def write(self, text: str) -> None:
         if self.model.kind == "script":

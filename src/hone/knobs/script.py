@@ -16,7 +16,7 @@ import shlex
 from typing import Any
 
 from hone.core.errors import KnobError
-from hone.core.process import run_process
+from hone.core.process import ProcessResult, run_process
 from hone.core.shell_text import bind_argv, check_value, rewrite
 from hone.knobs._files import LocalFiles, stat_state, state_bytes
 from hone.knobs.base import KnobDriver
@@ -52,15 +52,26 @@ class ScriptDriver(KnobDriver):
         argv, bound = self.bound_command(command, value)
         return argv, {**os.environ, **bound}
 
-    def read(self) -> str | None:
+    def _get(self) -> ProcessResult:
         argv, env = self._argv(self.model.get, None)  # type: ignore[attr-defined]
         result = run_process(argv, timeout=self.model.timeout, env=env)  # type: ignore[attr-defined]
         if not result.ok:
             raise KnobError(f"script knob {self.name}: get failed: {result.describe_failure()}")
-        return result.stdout.strip()
+        return result
+
+    def read(self) -> str | None:
+        return self._get().stdout.strip()
 
     def check(self) -> None:
-        self.read()
+        """``get`` runs and prints a value. An empty output is refused: a pipeline hides a
+        failed command (``ethtool -k eth0 | grep … | awk …`` without ethtool exits 0), and a
+        value hone cannot read is one it cannot put back."""
+        result = self._get()
+        if not result.stdout.strip():
+            tail = result.stderr_tail()
+            raise KnobError(f"script knob {self.name}: get printed nothing" + (f" (stderr: {tail})" if tail else "")
+                            + ": hone cannot read the current value, so it could not put it back; "
+                            "make get print it")
 
     def write(self, text: str) -> None:
         argv, env = self._argv(self.model.set, text)  # type: ignore[attr-defined]

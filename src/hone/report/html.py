@@ -167,7 +167,9 @@ def _summary_html(doc: dict[str, Any] | None) -> str:
         f"<th>{'recommendation' if recommended else 'best candidate'}</th></tr>" + "".join(rows) + "</table>"
         "<p class=note>means over the interleaved confirmation rounds</p>"
         f"<p class=note>objective: {html.escape(str((doc.get('objective') or {}).get('label', '')))}; "
-        f"trials: {doc.get('trials')} ({doc.get('failed_trials')} failed); seed {doc.get('seed')}; "
+        f"trials: {doc.get('trials')} ({doc.get('failed_trials')} failed"
+        + "".join(f"; {html.escape(str(k))}: {int(n)}" for k, n in list((doc.get("failed_knobs") or {}).items())[:5])
+        + f"); seed {doc.get('seed')}; "
         f"sampler {html.escape(str(doc.get('sampler')))}</p>"
     )
 

@@ -67,6 +67,8 @@ def render(data: dict[str, Any]) -> Group:
     lines += ablation_lines(data)
     lines.append(Text(f"trials: {data.get('trials')} ({data.get('failed_trials')} failed), seed {data.get('seed')}, "
                       f"sampler {data.get('sampler')}, storage {data.get('storage')}"))
+    if data.get("failed_knobs"):
+        lines.append(Text("  failed at " + ", ".join(f"{k} ({n})" for k, n in list(data["failed_knobs"].items())[:5])))
     lines += budget_lines(data)
     return Group(*lines)
 

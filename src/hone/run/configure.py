@@ -203,7 +203,12 @@ class Configurator:
                 for name, part in members:
                     if name in values:
                         self.journal.note_set(part, part.model.format_value(values[name]))
-            first.restore(state)
+            try:
+                first.restore(state)
+            except KnobError as exc:  # name the knobs of the resource that refused the value
+                if exc.knobs:
+                    raise
+                raise KnobError(exc.message, exc.hint, knobs=tuple(n for n, _ in members if n in values)) from None
             crash_point("configure.written")
             for cmd in cmds:
                 restarts.setdefault(cmd.key(), cmd)
@@ -253,20 +258,21 @@ class Configurator:
         when the service hone started is no longer running."""
         if service and self.service is not None:
             self.service.check()
-        wrong = []
+        wrong, names = [], []
         for resource, state in self._target.items():
             members = self._members.get(resource) or self._runtime[resource]
             if members[0][1].matches(state):
                 continue
             before = len(wrong)
-            for _, part in members:
+            for name, part in members:
                 want, got = part.value_in(state), part.read()
                 if not same_text(want, got):
                     wrong.append(f"{part.describe()} reads {got!r}, expected {want!r}")
+                    names.append(name)
             if len(wrong) == before:
                 wrong.append(f"{resource} changed outside hone (other bytes differ)")
         if wrong:
-            raise KnobError("a knob does not hold its value: " + "; ".join(wrong))
+            raise KnobError("a knob does not hold its value: " + "; ".join(wrong), knobs=tuple(names))
 
     def current_values(self) -> dict[str, Scalar | None]:
         """The machine's current value of every knob (params/env: their defaults)."""

@@ -349,7 +349,7 @@ def load_atune(client_path: str | Path, server_path: str | Path) -> LoadedSpec:
     except ValidationError as exc:
         err = spec_error_from_validation(exc, server)
         raise SpecError(f"{err.message} (translated from the A-Tune pair)") from None
-    return LoadedSpec(spec=spec, path=Path(client_path), source=client)
+    return LoadedSpec(spec=spec, path=Path(client_path), source=client, knob_source=server)
 
 
 def to_atune(spec: Spec) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -37,6 +37,7 @@ class LoadedSpec:
     spec: Spec
     path: Path
     source: LocatedYaml
+    knob_source: LocatedYaml | None = None  # an A-Tune pair: knobs[i] is object[i] of this server file
 
     @property
     def base_dir(self) -> Path:
@@ -46,7 +47,12 @@ class LoadedSpec:
         return self.source.line_of(loc)
 
     def error(self, loc: Loc, message: str) -> SpecError:
-        """A :class:`SpecError` pointing at ``loc`` of this spec file."""
+        """A :class:`SpecError` pointing at ``loc`` of this spec file (a knob of an A-Tune pair:
+        at its object in the server file)."""
+        if self.knob_source is not None and len(loc) >= 2 and loc[0] == "knobs":
+            where = ("object", loc[1])
+            return SpecError(f"{self.knob_source.path}:{self.knob_source.line_of(where)}: {format_loc(where)}: "
+                             f"{message}")
         return SpecError(f"{self.path}:{self.line_of(loc)}: {format_loc(loc)}: {message}")
 
 

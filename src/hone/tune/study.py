@@ -28,7 +28,7 @@ import optuna
 from optuna.distributions import distribution_to_json
 from optuna.trial import FrozenTrial, TrialState
 
-from hone.core.errors import BenchmarkError, HoneError, RestoreError
+from hone.core.errors import BenchmarkError, HoneError, KnobError, RestoreError
 from hone.core.fingerprint import fingerprint
 from hone.core.metrics import figures
 from hone.core.metrics import means as figure_means
@@ -52,6 +52,9 @@ ATTR_BASELINE = "hone_baseline"
 ATTR_SPEC = "hone_spec"
 ATTR_CONSTRAINTS = "hone_constraints"  # read by hone's samplers' constraints_func and the confirmation
 ATTR_INTERRUPTED = "hone_interrupted"
+ATTR_FAIL_KNOBS = "hone_fail_knobs"  # a failed trial's knobs at fault (KnobError.knobs), when known
+#: a session's first trials all failing at the same knob stop the search (:func:`_stop_on_broken_knob`)
+BROKEN_AFTER = 5
 ATTR_RUNS_STARTED = "hone_runs_started"  # a trial's benchmark runs, warm-ups and failed ones included
 
 
@@ -192,6 +195,24 @@ def measure(loaded: LoadedSpec, configurator: Configurator, values: dict[str, Sc
     return runs
 
 
+def _stop_on_broken_knob(blamed: list[set[str]], reason: str) -> None:
+    """Raise KnobError when each of the session's first :data:`BROKEN_AFTER` trials failed at the
+    same knob (and none completed): a knob whose ``set`` never changes what its ``get`` reads, or
+    that the system refuses at every value, would fail every trial of the budget. The
+    Latin-hypercube starts spread each knob over its range, so a knob that refuses only part
+    of it is not stopped on."""
+    if len(blamed) < BROKEN_AFTER:
+        return
+    common = set.intersection(*blamed)
+    if common:
+        names = ", ".join(sorted(common))
+        raise KnobError(f"{'knob' if len(common) == 1 else 'knobs'} {names} failed in each of the first "
+                        f"{len(blamed)} trials, at every value tried (the last: {reason}); search stopped",
+                        hint="set it by hand to another value and read it back (a script knob's set must change "
+                             "what its get reads); fix the knob or remove it from the spec",
+                        knobs=tuple(sorted(common)))
+
+
 def run_means(runs: list[Measurement]) -> dict[str, float]:
     """Mean of every metric over ``runs`` (plus cpu_time and wall_time: :func:`hone.core.metrics.means`)."""
     return figure_means(runs)
@@ -317,6 +338,7 @@ def run_trials(
     host, pid = socket.gethostname(), os.getpid()
     spec_text = spec_text if spec_text is not None else loaded.path.read_text()
     started_runs = [0]  # the current trial's runs, warm-ups and failed ones too: what it cost
+    blamed: list[set[str]] | None = []  # knobs at fault in each failed trial, until one completes
 
     def _ran() -> None:
         started_runs[0] += 1
@@ -341,6 +363,8 @@ def run_trials(
             except HoneError as exc:  # a knob refused the value, a prepare hook failed …
                 runs = []
                 reason: str | None = exc.message
+                if isinstance(exc, KnobError) and exc.knobs:
+                    trial.set_user_attr(ATTR_FAIL_KNOBS, list(exc.knobs))
             else:
                 bad = [r for r in runs if not r.ok]
                 reason = bad[0].error if bad else None
@@ -353,7 +377,10 @@ def run_trials(
                 trial.set_user_attr("fail_reason", reason)
                 study.tell(trial, state=TrialState.FAIL)
                 outcome = TrialOutcome(trial.number, config, "failed", reason=reason, elapsed_s=elapsed)
+                if blamed is not None:
+                    blamed.append(set(trial.user_attrs.get(ATTR_FAIL_KNOBS, [])))
             else:
+                blamed = None
                 means = run_means(runs)
                 values = objective.values(means)
                 constraints = objective.constraints(means)
@@ -374,3 +401,5 @@ def run_trials(
             raise
         if on_trial:
             on_trial(outcome)
+        if blamed is not None and outcome.reason is not None:
+            _stop_on_broken_knob(blamed, outcome.reason)

@@ -101,15 +101,22 @@ class TimeBudget:
         new, self._said = self.cuts[self._said:], len(self.cuts)
         return new
 
-    def begin(self, plan: Plan) -> str:
-        """Plan the rounds, estimate the session and return the estimate line."""
+    def begin(self, plan: Plan, max_runs: int | None = None) -> str:
+        """Plan the rounds, estimate the session and return the estimate line. ``max_runs``: the
+        benchmark runs the session may still start (--max-runs): the ablation is counted only
+        within what the search and the confirmation leave of them."""
         self.plan = plan
         self.baseline_per_run = self.per_run
         self.cap = max(plan.confirm_rounds, plan.ablation_rounds)
         if not math.isfinite(self.per_run):
             return "no estimate: the baseline's run time is unknown"
         t_trial = self.per_run * plan.runs_per_trial / max(1, plan.workers)
-        post_runs = plan.confirm_runs(plan.confirm_rounds) + plan.ablation_runs(plan.ablation_rounds)
+        ablation_most = None
+        if max_runs is not None:
+            left = max_runs - plan.trials * plan.runs_per_trial - plan.confirm_runs(plan.confirm_rounds)
+            ablation_most = max(0, left)
+        post_runs = plan.confirm_runs(plan.confirm_rounds) + min(
+            plan.ablation_runs(plan.ablation_rounds), ablation_most if ablation_most is not None else math.inf)
         self.full_estimate_s = self.elapsed() + plan.trials * t_trial + post_runs * self.per_run
         self.estimate_s, trials = self.full_estimate_s, plan.trials
         if self.max_s is not None:
@@ -123,8 +130,10 @@ class TimeBudget:
                  + (f" on {plan.workers} workers" if plan.workers > 1 else "")]
         if plan.confirm_arms:
             parts.append(f"confirmation {plan.confirm_runs(min(plan.confirm_rounds, self.cap))} runs")
-        if plan.ablation_arms:
-            parts.append(f"ablation ≤ {plan.ablation_runs(min(plan.ablation_rounds, self.cap))} runs")
+        ablation = min(plan.ablation_runs(min(plan.ablation_rounds, self.cap)),
+                       ablation_most if ablation_most is not None else math.inf)
+        if plan.ablation_arms and ablation:
+            parts.append(f"ablation ≤ {ablation} runs")
         parts.append(f"~{format_duration(self.per_run)} a run")
         finish = dt.datetime.now() + dt.timedelta(seconds=max(0.0, self.estimate_s - self.elapsed()))
         same_day = finish.date() == dt.date.today()

@@ -14,6 +14,7 @@ import os
 import shlex
 import socket
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -56,6 +57,7 @@ from hone.tune.start import queue_starts
 from hone.tune.storage import mask_url, prepare_storage
 from hone.tune.study import (
     ATTR_BASELINE,
+    ATTR_FAIL_KNOBS,
     ATTR_RUNS_STARTED,
     ATTR_SPEC,
     TrialOutcome,
@@ -168,6 +170,7 @@ class TuneResult:
     ablation: Ablation | None = None  # when it ran; ``winner`` is then the configuration it recommends
     risks: list[dict[str, str]] = field(default_factory=list)  # trade-offs of the recommended values
     budget: dict[str, Any] | None = None  # the time and run budgets, the estimate, the time and runs spent
+    failed_knobs: dict[str, int] = field(default_factory=dict)  # failed trials by the knob at fault, most first
 
     @property
     def verdict(self) -> str:
@@ -223,6 +226,7 @@ class TuneResult:
             "importances": self.importances,
             "trials": self.trials,
             "failed_trials": self.failed_trials,
+            "failed_knobs": self.failed_knobs,
             "seed": self.seed,
             "sampler": self.sampler,
             "storage": mask_url(self.storage),
@@ -393,7 +397,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             plan = _plan(settings, study, space, warmup, repeats, one_run=one_run, budget=budget,
                          top_k=runs.confirm_arms - 1 if runs.max_runs is not None else top_k,
                          confirm_rounds=exact_rounds or pooled_rounds or None)
-            phase("estimate", clock.begin(plan))
+            phase("estimate", clock.begin(plan, max_runs=runs.left()))
             _say_cuts(clock, phase)
             phase("trials", f"study {name!r} in {mask_url(storage)}: {budget - plan.done} trials"
                   + (" at most" if runs.max_runs is not None else "") + f", sampler {settings.sampler}"
@@ -481,6 +485,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         importances = knob_importances(study, seed=seed or 0)
         trials = finished_trials(study)
     failed = sum(1 for t in trials if t.state == TrialState.FAIL)
+    blamed = Counter(k for t in trials if t.state == TrialState.FAIL for k in t.user_attrs.get(ATTR_FAIL_KNOBS, []))
     result = TuneResult(
         spec_path=str(loaded.path), spec_name=spec.name or "", storage=storage, study=name, seed=seed,
         sampler=settings.sampler, objective=objective, baseline=baseline, trials=len(trials), failed_trials=failed,
@@ -489,6 +494,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         ablation=ablation, budget=_budget(clock, runs, len(trials)),
         system_knobs=[n for n, d in configurator.drivers.items() if d.changes_system], unchanged=unchanged,
         risks=risks(list(spec.knobs), dict(winner.candidate.config)) if winner is not None else [],
+        failed_knobs=dict(blamed.most_common()),
     )
     study.set_user_attr("hone_result", _jsonable(result.to_json()))
     if settings.max_runs is not None:

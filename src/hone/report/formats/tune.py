@@ -247,6 +247,7 @@ class TuneV2(TypedDict):
     importances: dict[str, float]
     trials: int
     failed_trials: int
+    failed_knobs: NotRequired[dict[str, int]]  # added within version 2: failed trials by the knob at fault
     seed: int | None
     sampler: str
     storage: str
