@@ -14,6 +14,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -137,11 +138,19 @@ def test_autofdo_spellings_pick_the_compiler_family() -> None:
 
 @pytest.mark.integration
 @needs_gcc_afdo
+def _glog_files() -> set[str]:
+    """create_gcov's glog log files where glog puts them by default."""
+    dirs = {Path(tempfile.gettempdir()), Path("/tmp")}
+    return {str(p) for d in dirs for p in d.glob("create_gcov*")}
+
+
 def test_gcc_autofdo_two_binaries_two_scenarios_merged_and_read_by_gcc(tmp_path: Path) -> None:
     mode = AutoFdo()
     mode.find_tools()
     binaries = _sampled("gcc", mode, tmp_path)
+    logs = _glog_files()
     parts = _train(mode, binaries, tmp_path)
+    assert _glog_files() == logs  # create_gcov logs to its stderr, not to files left in /tmp
     mdir = tmp_path / "merged"
     mdir.mkdir()
     merged = mode.merge(parts, mdir)

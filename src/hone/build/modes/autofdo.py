@@ -15,6 +15,7 @@ branch-stack sampling (Intel LBR, AMD BRS): without it :func:`check_lbr` refuses
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
@@ -223,7 +224,9 @@ class AutoFdo(AutoFdoMode):
         if kind == "text":
             # The text form hone feeds is instruction counts (the address section).
             argv += ["--profiler=text", "--use_lbr=false"]
-        res = run_process(argv, timeout=1200)
+        # glog's log files would otherwise pile up in /tmp, one set per run; on stderr they are
+        # the failure's tail instead
+        res = run_process(argv, timeout=1200, env={**os.environ, "GLOG_logtostderr": "1"})
         if not res.ok:
             raise HoneError(f"create_gcov failed on {binary.name}: {res.describe_failure()}")
         total = self.total(out)
