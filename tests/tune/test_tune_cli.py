@@ -132,6 +132,7 @@ def test_metric_zero_is_a_value(workload, hone):
     assert doc["failed_trials"] == 0 and doc["trials"] == 4
     assert doc["recommended"] is None
     assert "keep the current configuration" in res.out
+    assert "warning: score is 0 in every run of the baseline" in res.out
 
 
 def test_kill_9_then_resume_loses_and_duplicates_nothing(workload, hone, state_dir):

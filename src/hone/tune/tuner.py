@@ -358,6 +358,13 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             baseline = ensure_baseline(study, loaded, configurator, repeats=repeats, warmup=warmup, on_run=runs.count)
             clock.note_baseline(baseline, clock.elapsed() - mark if fresh else None, warmup)
             objective.baseline = {k: float(v) for k, v in baseline["means"].items()}
+            for m in objective.metrics:
+                measured = [(r.get("metrics") or {}).get(m.name) for r in baseline.get("runs", [])]
+                if measured and all(v == 0 for v in measured):
+                    # an A-Tune get pipeline prints 0 when the line it greps for is missing
+                    phase("warning", f"{m.name} is 0 in every run of the baseline: a change against 0 has no "
+                          "percentage, so the confirmation cannot show a configuration better on it — check "
+                          "that the benchmark's output still has it")
             trial_runs = 1 if one_run else repeats  # what one trial's value is the mean of, mostly
             known = len(baseline.get("runs", []))  # a baseline with a failed run is refused
             if fresh and settings.exact_confirm and 1 < known < EXACT_BASELINE_RUNS \
