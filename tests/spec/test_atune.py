@@ -456,3 +456,21 @@ def test_a_knob_this_machine_cannot_read_is_refused_at_its_server_line(hone, tmp
     assert res.code == 2 and "Traceback" not in res.err
     assert res.err.startswith(f"{server}:4: object[0]: script knob threads: get failed: sh exited with code 1;")
     assert "/proc/sys/kernel/hone_no_such_knob: No such file or directory" in res.err
+
+
+def test_a_threshold_the_baseline_misses_is_said_before_the_search(hone, tmp_path):
+    # A-Tune's go_gc pair: ns/op (lower is better) with threshold 100 where the program runs ~48 µs
+    (tmp_path / "threads").write_text("4")
+    (tmp_path / "bench.py").write_text("print('ns/op:', 48000)\n")
+    client = tmp_path / "client.yaml"
+    client.write_text(f'project: "gc"\niterations: 12\nbenchmark: "{sys.executable} bench.py"\nevaluations:\n'
+                      "  - {name: ns, info: {get: \"echo '$out' | awk '{print $2}'\", type: positive, weight: 100,"
+                      " threshold: 100}}\n")
+    server = tmp_path / "server.yaml"
+    server.write_text(f'project: "gc"\nobject:\n  - {{name: threads, info: {{get: "cat {tmp_path}/threads", '
+                      f'set: "printf %s $value > {tmp_path}/threads", type: discrete, options: ["4", "8"]}}}}\n')
+    res = hone("tune", client, "--atune-server", server)
+    assert res.code == 0, res.err + res.out
+    assert "warning: the baseline does not meet ns <= 100 (its mean: 48,000): only configurations that do can be" \
+        " recommended" in res.out
+    assert res.out.index("warning: the baseline does not meet") < res.out.index("trial 1/")

@@ -15,6 +15,7 @@ c ≤ 0), so infeasible trials never become the recommendation.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -94,6 +95,12 @@ class Objective:
             else:
                 out.append(abs(v - limit))
         return out
+
+    def violated(self, means: Mapping[str, float]) -> list[Metric]:
+        """The constrained metrics of ``means`` whose constraint does not hold."""
+        known = [m for m in self.constrained if m.name in means]
+        values = dataclasses.replace(self, constrained=known).constraints(means)
+        return [m for m, c in zip(known, values, strict=True) if c > 0]
 
     def figure(self, means: Mapping[str, float]) -> tuple[float, str]:
         """One positive number per run for paired confirmation, and its goal.

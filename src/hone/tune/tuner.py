@@ -365,6 +365,9 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                     phase("warning", f"{m.name} is 0 in every run of the baseline: a change against 0 has no "
                           "percentage, so the confirmation cannot show a configuration better on it — check "
                           "that the benchmark's output still has it")
+            for m in objective.violated(baseline["means"]):
+                phase("warning", f"the baseline does not meet {m.name} {m.constraint} (its mean: "
+                      f"{float(baseline['means'][m.name]):,.6g}): only configurations that do can be recommended")
             trial_runs = 1 if one_run else repeats  # what one trial's value is the mean of, mostly
             known = len(baseline.get("runs", []))  # a baseline with a failed run is refused
             if fresh and settings.exact_confirm and 1 < known < EXACT_BASELINE_RUNS \
