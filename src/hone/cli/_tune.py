@@ -32,6 +32,7 @@ from hone.report.formats import load_tune_result
 from hone.report.tune_terminal import (
     ablation_lines,
     budget_lines,
+    failed_at,
     recommendation_kind,
     recommendation_text,
     result_table,
@@ -258,9 +259,8 @@ def _print_result(result: TuneResult) -> None:
     if result.importances:
         console.print("knob importances (fANOVA): " + ", ".join(
             f"{k} {v:.0%}" for k, v in list(result.importances.items())[:8]))
-    console.print(f"trials: {result.trials} ({result.failed_trials} failed)" + (
-        "; failed at " + ", ".join(f"{k} ({n})" for k, n in list(result.failed_knobs.items())[:5])
-        if result.failed_knobs else ""))
+    console.print(f"trials: {result.trials} ({result.failed_trials} failed)"
+                  + (f"; {failed_at(result.failed_knobs)}" if result.failed_knobs else ""))
     if result.winner is None:
         console.print(Text.assemble(("Recommendation: keep the current configuration", "bold yellow"),
                                     f" ({keep_reason(result.confirmations)})"))

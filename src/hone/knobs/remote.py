@@ -32,6 +32,7 @@ from hone.core.process import ProcessResult, at_exit, run_process
 from hone.core.restart import Restart
 from hone.knobs._files import TEMP_PREFIX, Files, Removable, Stat
 from hone.knobs.base import KnobDriver
+from hone.knobs.script import no_value
 
 #: Seconds ssh may take to connect; the whole command gets ``timeout`` (script) or this ×3.
 CONNECT_TIMEOUT_S = 10
@@ -158,8 +159,7 @@ class RemoteDriver(KnobDriver):
 
     def check(self) -> None:
         if not self.read() and self.model.kind == "script":  # as ScriptDriver.check: no value, no put-back
-            raise KnobError(f"script knob {self.name} on {self.host}: get printed nothing: hone cannot read the "
-                            "current value, so it could not put it back; make get print it")
+            raise no_value(f"script knob {self.name} on {self.host}")
 
     def write(self, text: str) -> None:
         if self.model.kind == "script":

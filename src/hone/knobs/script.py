@@ -25,6 +25,12 @@ from hone.knobs.base import KnobDriver
 MAX_KEPT_BYTES = 4 << 20
 
 
+def no_value(what: str, stderr: str = "") -> KnobError:
+    """The refusal of a script knob whose ``get`` printed nothing (``what``: the knob, and its host)."""
+    return KnobError(f"{what}: get printed nothing" + (f" (stderr: {stderr})" if stderr else "")
+                     + ": hone cannot read the current value, so it could not put it back; make get print it")
+
+
 class ScriptDriver(KnobDriver):
     kind = "script"
 
@@ -68,10 +74,7 @@ class ScriptDriver(KnobDriver):
         value hone cannot read is one it cannot put back."""
         result = self._get()
         if not result.stdout.strip():
-            tail = result.stderr_tail()
-            raise KnobError(f"script knob {self.name}: get printed nothing" + (f" (stderr: {tail})" if tail else "")
-                            + ": hone cannot read the current value, so it could not put it back; "
-                            "make get print it")
+            raise no_value(f"script knob {self.name}", result.stderr_tail())
 
     def write(self, text: str) -> None:
         argv, env = self._argv(self.model.set, text)  # type: ignore[attr-defined]

@@ -48,6 +48,11 @@ def result_table(data: dict[str, Any], title: str, goals: dict[str, str] | None 
     return table
 
 
+def failed_at(failed_knobs: dict[str, int]) -> str:
+    """``failed at KNOB (N), …``: failed trials by the knob at fault, the five most first."""
+    return "failed at " + ", ".join(f"{k} ({n})" for k, n in list(failed_knobs.items())[:5])
+
+
 def render(data: dict[str, Any]) -> Group:
     """A rich renderable for ``hone report RESULT.json`` (no re-running)."""
     table = result_table(data, f"hone tune {data.get('spec_name', '')}: study {data.get('study')} "
@@ -68,7 +73,7 @@ def render(data: dict[str, Any]) -> Group:
     lines.append(Text(f"trials: {data.get('trials')} ({data.get('failed_trials')} failed), seed {data.get('seed')}, "
                       f"sampler {data.get('sampler')}, storage {data.get('storage')}"))
     if data.get("failed_knobs"):
-        lines.append(Text("  failed at " + ", ".join(f"{k} ({n})" for k, n in list(data["failed_knobs"].items())[:5])))
+        lines.append(Text("  " + failed_at(data["failed_knobs"])))
     lines += budget_lines(data)
     return Group(*lines)
 

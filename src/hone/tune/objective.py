@@ -15,7 +15,6 @@ c ≤ 0), so infeasible trials never become the recommendation.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,6 +25,18 @@ from hone.core.errors import HoneError
 from hone.spec.models import Metric
 
 MODES = ("single", "weighted", "pareto")
+
+
+def _slack(m: Metric, v: float) -> float:
+    """How far ``v`` misses metric ``m``'s constraint (≤ 0: it holds)."""
+    bound = m.constraint_bound()
+    assert bound is not None
+    op, limit = bound
+    if op in ("<=", "<"):
+        return v - limit
+    if op in (">=", ">"):
+        return limit - v
+    return abs(v - limit)
 
 
 @dataclass
@@ -82,25 +93,11 @@ class Objective:
 
     def constraints(self, means: Mapping[str, float]) -> list[float]:
         """One value per constrained metric; ≤ 0 means the constraint holds."""
-        out = []
-        for m in self.constrained:
-            bound = m.constraint_bound()
-            assert bound is not None
-            op, limit = bound
-            v = float(means[m.name])
-            if op in ("<=", "<"):
-                out.append(v - limit)
-            elif op in (">=", ">"):
-                out.append(limit - v)
-            else:
-                out.append(abs(v - limit))
-        return out
+        return [_slack(m, float(means[m.name])) for m in self.constrained]
 
     def violated(self, means: Mapping[str, float]) -> list[Metric]:
         """The constrained metrics of ``means`` whose constraint does not hold."""
-        known = [m for m in self.constrained if m.name in means]
-        values = dataclasses.replace(self, constrained=known).constraints(means)
-        return [m for m, c in zip(known, values, strict=True) if c > 0]
+        return [m for m in self.constrained if m.name in means and _slack(m, float(means[m.name])) > 0]
 
     def figure(self, means: Mapping[str, float]) -> tuple[float, str]:
         """One positive number per run for paired confirmation, and its goal.

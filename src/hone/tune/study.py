@@ -363,11 +363,12 @@ def run_trials(
             except HoneError as exc:  # a knob refused the value, a prepare hook failed …
                 runs = []
                 reason: str | None = exc.message
-                if isinstance(exc, KnobError) and exc.knobs:
-                    trial.set_user_attr(ATTR_FAIL_KNOBS, list(exc.knobs))
+                at_fault = exc.knobs if isinstance(exc, KnobError) else ()
+                if at_fault:
+                    trial.set_user_attr(ATTR_FAIL_KNOBS, list(at_fault))
             else:
                 bad = [r for r in runs if not r.ok]
-                reason = bad[0].error if bad else None
+                reason, at_fault = (bad[0].error if bad else None), ()
             trial.set_user_attr("runs", _runs_attr(runs))
             trial.set_user_attr(ATTR_RUNS_STARTED, started_runs[0])
             trial.set_user_attr("fingerprint", fingerprint(spec_text))
@@ -378,7 +379,7 @@ def run_trials(
                 study.tell(trial, state=TrialState.FAIL)
                 outcome = TrialOutcome(trial.number, config, "failed", reason=reason, elapsed_s=elapsed)
                 if blamed is not None:
-                    blamed.append(set(trial.user_attrs.get(ATTR_FAIL_KNOBS, [])))
+                    blamed.append(set(at_fault))
             else:
                 blamed = None
                 means = run_means(runs)

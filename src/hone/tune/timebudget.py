@@ -111,12 +111,10 @@ class TimeBudget:
         if not math.isfinite(self.per_run):
             return "no estimate: the baseline's run time is unknown"
         t_trial = self.per_run * plan.runs_per_trial / max(1, plan.workers)
-        ablation_most = None
-        if max_runs is not None:
-            left = max_runs - plan.trials * plan.runs_per_trial - plan.confirm_runs(plan.confirm_rounds)
-            ablation_most = max(0, left)
-        post_runs = plan.confirm_runs(plan.confirm_rounds) + min(
-            plan.ablation_runs(plan.ablation_rounds), ablation_most if ablation_most is not None else math.inf)
+        ablation_most = math.inf if max_runs is None else max(
+            0, max_runs - plan.trials * plan.runs_per_trial - plan.confirm_runs(plan.confirm_rounds))
+        post_runs = plan.confirm_runs(plan.confirm_rounds) + min(plan.ablation_runs(plan.ablation_rounds),
+                                                                 ablation_most)
         self.full_estimate_s = self.elapsed() + plan.trials * t_trial + post_runs * self.per_run
         self.estimate_s, trials = self.full_estimate_s, plan.trials
         if self.max_s is not None:
@@ -130,8 +128,7 @@ class TimeBudget:
                  + (f" on {plan.workers} workers" if plan.workers > 1 else "")]
         if plan.confirm_arms:
             parts.append(f"confirmation {plan.confirm_runs(min(plan.confirm_rounds, self.cap))} runs")
-        ablation = min(plan.ablation_runs(min(plan.ablation_rounds, self.cap)),
-                       ablation_most if ablation_most is not None else math.inf)
+        ablation = min(plan.ablation_runs(min(plan.ablation_rounds, self.cap)), ablation_most)
         if plan.ablation_arms and ablation:
             parts.append(f"ablation ≤ {ablation} runs")
         parts.append(f"~{format_duration(self.per_run)} a run")

@@ -23,6 +23,7 @@ import optuna
 from optuna.trial import TrialState
 
 from hone.core.errors import HoneError
+from hone.core.metrics import of_run
 from hone.core.paths import default_storage_url
 from hone.knobs import driver_for
 from hone.knobs.risk import risks
@@ -359,7 +360,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             clock.note_baseline(baseline, clock.elapsed() - mark if fresh else None, warmup)
             objective.baseline = {k: float(v) for k, v in baseline["means"].items()}
             for m in objective.metrics:
-                measured = [(r.get("metrics") or {}).get(m.name) for r in baseline.get("runs", [])]
+                measured = [of_run(r, m.name) for r in baseline.get("runs", [])]
                 if measured and all(v == 0 for v in measured):
                     # an A-Tune get pipeline prints 0 when the line it greps for is missing
                     phase("warning", f"{m.name} is 0 in every run of the baseline: a change against 0 has no "
