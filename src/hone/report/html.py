@@ -26,6 +26,7 @@ from hone.report import formats
 from hone.report.base import ci_name
 from hone.tune.gp import ATTR_START
 from hone.tune.storage import require_driver
+from hone.tune.study import finished_trials
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1300px}
@@ -78,7 +79,19 @@ def _fig_html(fig: go.Figure, first: bool, div_id: str) -> str:
     return fig.to_html(full_html=False, include_plotlyjs=bool(first), div_id=div_id)
 
 
-def _figures(study: optuna.Study) -> list[tuple[str, go.Figure]]:
+class _Stored(optuna.importance.BaseImportanceEvaluator):
+    """The importances ``hone tune`` computed over these very trials (fANOVA takes a second
+    or so; the terminal and the report show the same figures)."""
+
+    def __init__(self, values: dict[str, float]) -> None:
+        self.values = values
+
+    def evaluate(self, study: optuna.Study, params: list[str] | None = None, *,
+                 target: Any = None) -> dict[str, float]:
+        return dict(self.values)
+
+
+def _figures(study: optuna.Study, doc: dict[str, Any] | None = None) -> list[tuple[str, go.Figure]]:
     vis = optuna.visualization
     complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
     out: list[tuple[str, go.Figure]] = []
@@ -96,7 +109,9 @@ def _figures(study: optuna.Study) -> list[tuple[str, go.Figure]]:
     if len(complete) >= 3:
         try:
             # fANOVA like the terminal output (Optuna 5's default, PED-ANOVA, assumes minimization)
-            evaluator = optuna.importance.FanovaImportanceEvaluator(seed=0)
+            stored = (doc or {}).get("importances")
+            evaluator = (_Stored(stored) if stored and (doc or {}).get("trials") == len(finished_trials(study))
+                         else optuna.importance.FanovaImportanceEvaluator(seed=0))
             out.append(("Knob importances", vis.plot_param_importances(study, evaluator=evaluator, target=target,
                                                                        target_name=tname)))
         except (ValueError, RuntimeError):
@@ -233,7 +248,7 @@ def render_study_html(study: optuna.Study | None, doc: dict[str, Any] | None = N
              f"</title><style>{_CSS}</style></head><body>",
              f"<h1>hone tune — study {html.escape(name)}</h1>",
              "<h2>Baseline vs recommendation</h2>", _summary_html(doc), _ablation_html(doc)]
-    figs = _figures(study) if study is not None else []
+    figs = _figures(study, doc) if study is not None else []
     ci = _ci_figure(doc or {})
     if ci is not None:
         figs.insert(0, ("Confirmation", ci))
