@@ -45,7 +45,6 @@ from hone.stats.ranksum import compare_runs_unpaired, min_p
 from hone.stats.summary import sample_cv
 from hone.tune.gp import HoneGPSampler
 from hone.tune.objective import Objective
-from hone.tune.prune import ATTR_PRUNED, fewer_changes, pruned_note
 
 BASELINE = "baseline"
 #: The confirmation's and the ablation's error rate (each comparison's, over all its looks).
@@ -68,7 +67,6 @@ class Candidate:
     trial_number: int
     config: dict[str, Scalar]
     search_means: dict[str, float]
-    pruned: dict[str, Any] | None = None  # the model's pruned trial: {"parent": trial, "dropped": [knob, …]}
 
 
 @dataclass
@@ -91,12 +89,18 @@ class Confirmation:
             "means": self.means,
             "baseline_means": self.baseline_means,
             "metrics": {k: v.to_dict() for k, v in self.metric_comparisons.items()},
-        } | ({"pruned": self.candidate.pruned} if self.candidate.pruned else {})
+        }
 
 
-def ranked(study: optuna.Study, objective: Objective) -> list[FrozenTrial]:
-    """The feasible completed trials, best observed first (Pareto: the front, by the
-    confirmation figure)."""
+def pick_candidates(study: optuna.Study, objective: Objective, top_k: int,
+                    model: HoneGPSampler | None = None) -> list[Candidate]:
+    """The ``top_k`` best feasible completed trials with distinct configurations.
+
+    Single objective: by objective value; with hone's GP as ``model``, the last of them is
+    the configuration the model ranks first among the others when it offers one (noisy
+    searches of spaces too large to enumerate, :meth:`HoneGPSampler.model_candidate`).
+    Pareto: the front, ordered by the confirmation figure (weighted geometric mean of the
+    metrics)."""
     trials = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
               if all(c <= 0 for c in t.user_attrs.get("hone_constraints", []))]
     if objective.mode == "pareto":
@@ -106,20 +110,6 @@ def ranked(study: optuna.Study, objective: Objective) -> list[FrozenTrial]:
     else:
         sign = -1.0 if objective.directions[0].name == "MAXIMIZE" else 1.0
         trials.sort(key=lambda t: sign * float(t.values[0]))
-    return trials
-
-
-def pick_candidates(study: optuna.Study, objective: Objective, top_k: int,
-                    model: HoneGPSampler | None = None, tolerance: float | None = None) -> list[Candidate]:
-    """The ``top_k`` best feasible completed trials with distinct configurations.
-
-    Single objective: by objective value; with hone's GP as ``model``, the last of them is
-    the configuration the model ranks first among the others when it offers one (noisy
-    searches of spaces too large to enumerate, :meth:`HoneGPSampler.model_candidate`).
-    Pareto: the front, ordered by the confirmation figure (weighted geometric mean of the
-    metrics). With the model and a ``tolerance``, the best observed gives its place to its
-    pruned trial when that measured no worse (:func:`hone.tune.prune.fewer_changes`)."""
-    trials = ranked(study, objective)
     out: list[Candidate] = []
     seen: set[str] = set()
     for t in trials:
@@ -130,20 +120,8 @@ def pick_candidates(study: optuna.Study, objective: Objective, top_k: int,
         out.append(_candidate(t))
         if len(out) >= top_k:
             break
-    displaced: set[str] = set()  # a pruned trial's parent: not the model's candidate either
-    if model is not None and tolerance is not None and trials:
-        lean = fewer_changes(trials, objective, trials[0], tolerance)
-        if lean is not None:
-            displaced.add(_config_key(out[0].config))
-            out = [_candidate(lean, pruned_note(lean))] + [c for c in out[1:] if c.trial_number != lean.number]
-            seen = displaced | {_config_key(c.config) for c in out}
-            for t in trials:
-                key = _config_key(t.user_attrs.get("config", {}))
-                if len(out) < top_k and key not in seen:
-                    seen.add(key)
-                    out.append(_candidate(t))
     if model is not None and objective.mode != "pareto" and top_k >= 2 and len(out) == top_k:
-        taken = {_config_key(c.config) for c in out[:-1]} | displaced
+        taken = {_config_key(c.config) for c in out[:-1]}
         pool = [t for t in trials if _config_key(t.user_attrs.get("config", {})) not in taken]
         alt = model.model_candidate(study, pool)
         if alt is not None:
@@ -153,7 +131,7 @@ def pick_candidates(study: optuna.Study, objective: Objective, top_k: int,
 
 def _candidate(t: FrozenTrial, note: str = "") -> Candidate:
     return Candidate(f"trial {t.number}{note}", t.number, dict(t.user_attrs.get("config", {})),
-                     dict(t.user_attrs.get("means", {})), t.user_attrs.get(ATTR_PRUNED))
+                     dict(t.user_attrs.get("means", {})))
 
 
 def _config_key(config: dict[str, Scalar]) -> str:

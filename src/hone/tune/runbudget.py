@@ -269,13 +269,6 @@ class RunBudget:
                         f"for what follows ({self.reserve}) would not fit in the {left} --max-runs leaves")
         return True
 
-    def last_trial(self) -> bool:
-        """Asked before a trial that fits: is it the last one the runs allow (a second would not fit)?"""
-        left = self.left()
-        if left is None or self.plan is None:
-            return False
-        return left - self.reserve < 2 * self.plan.trial_first
-
     # ---------------------------------------------------------------- after the search
 
     def confirmation(self, arms: int, rounds: int, ablation_arms: int) -> tuple[int, int]:

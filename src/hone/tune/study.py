@@ -326,7 +326,6 @@ def run_trials(
     spec_text: str | None = None,
     should_stop: Callable[[], bool] | None = None,
     on_run: Callable[[], None] | None = None,
-    before_trial: Callable[[], None] | None = None,
 ) -> None:
     """Run trials until ``study`` holds ``budget`` finished ones (any worker's count).
 
@@ -335,8 +334,7 @@ def run_trials(
     reason in ``fail_reason``; the loop goes on. Ctrl-C/SIGTERM fails the running trial as
     interrupted, re-enqueues its params and re-raises (callers restore the knobs).
     ``should_stop()``, asked before each trial, ends the loop early (a time or run budget);
-    ``on_run()`` follows every benchmark run; ``before_trial()`` precedes each trial's ask
-    (it may enqueue the configuration to try)."""
+    ``on_run()`` follows every benchmark run."""
     host, pid = socket.gethostname(), os.getpid()
     spec_text = spec_text if spec_text is not None else loaded.path.read_text()
     started_runs = [0]  # the current trial's runs, warm-ups and failed ones too: what it cost
@@ -348,8 +346,6 @@ def run_trials(
             on_run()
 
     while len(finished_trials(study)) < budget and not (should_stop and should_stop()):
-        if before_trial:
-            before_trial()
         trial = study.ask(space.distributions)
         started = time.perf_counter()
         trial.set_user_attr("host", host)

@@ -45,14 +45,12 @@ from hone.tune.confirm import (
     keep_reason,
     model_observations,
     pick_candidates,
-    ranked,
     recommend,
     stored_runs,
 )
 from hone.tune.gp import HoneGPSampler
 from hone.tune.importance import knob_importances
 from hone.tune.objective import Objective, build_objective
-from hone.tune.prune import queue_pruned
 from hone.tune.runbudget import RunBudget, RunPlan
 from hone.tune.samplers import make_sampler
 from hone.tune.space import SearchSpace
@@ -110,8 +108,6 @@ class TuneSettings:
     workers: TrialWorkers | None = None  # other processes run the trials (hone tune --workers)
     ablation: bool = True  # which of a multi-knob winner's changes matter (hone.tune.ablation)
     ablation_rounds: int | None = None  # default: the confirmation's rounds
-    prune: bool = True  # --max-runs with no room for the ablation: the model's pruned last trial (hone.tune.prune)
-    prune_tolerance: float | None = None  # ... of changes the model predicts worth less (default: threshold/10)
     max_time: float | None = None  # seconds for the whole session (hone.tune.timebudget)
     max_runs: int | None = None  # benchmark runs for the whole session (hone.tune.runbudget)
     max_runs_source: str = "--max-runs"  # where max_runs was given (FILE:LINE: tune.max_runs …), for errors
@@ -430,12 +426,11 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 runs.spent["search"] += sum(int(t.user_attrs.get(ATTR_RUNS_STARTED, 0))
                                             for t in study.get_trials(deepcopy=False) if t.number not in before)
             else:
-                pruning = _pruning(settings, sampler, objective, runs, study, space, baseline, budget, phase)
                 run_trials(study, loaded, configurator, space, objective, budget=budget,
                            repeats=1 if one_run else repeats,
                            warmup=warmup, should_stop=lambda: runs.stop_search() or clock.stop_search()
                            or measured_all(study, space) is not None,
-                           on_run=runs.count, before_trial=pruning,
+                           on_run=runs.count,
                            on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
             clock.end_search()
             size = measured_all(study, space) if len(finished_trials(study)) < budget else None
@@ -446,8 +441,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                           f"{budget - plan.done} trials: {why}")
             top_k = min(top_k, runs.confirm_arms - 1) if runs.max_runs is not None else top_k
             candidates = pick_candidates(study, objective, max(1, top_k),
-                                         model=sampler if isinstance(sampler, HoneGPSampler) else None,
-                                         tolerance=_prune_tolerance(settings) if settings.prune else None)
+                                         model=sampler if isinstance(sampler, HoneGPSampler) else None)
             confirmations: list[Confirmation] = []
             runs.phase = "confirmation"
             if candidates and settings.confirm_rounds > 0:
@@ -648,36 +642,6 @@ def _counted(runs: RunBudget, on_run: Callable[[int, str, Measurement], None] | 
             on_run(rnd, name, m)
 
     return counted
-
-
-def _prune_tolerance(settings: TuneSettings) -> float:
-    """What the model must predict a change is worth, at most, for the pruned trial to leave it out: a
-    tenth of the threshold by default — no effect the model can see, not merely an equivalent one
-    (docs/decisions/0084)."""
-    return settings.threshold / 10 if settings.prune_tolerance is None else settings.prune_tolerance
-
-
-def _pruning(settings: TuneSettings, sampler: optuna.samplers.BaseSampler, objective: Objective, runs: RunBudget,
-             study: optuna.Study, space: SearchSpace, baseline: dict[str, Any], budget: int,
-             phase: Callable[[str, str], None]) -> Callable[[], None] | None:
-    """Before each trial: the last one the run budget allows is the model's pruned incumbent
-    (:mod:`hone.tune.prune`) — with hone's GP, one objective, the ablation wanted but not in the
-    budget's reserve. None when it does not apply."""
-    if not (settings.prune and settings.ablation and isinstance(sampler, HoneGPSampler)
-            and objective.mode != "pareto" and runs.max_runs is not None and not runs.ablation_reserved):
-        return None
-    done = [False]
-
-    def before() -> None:
-        if done[0] or not (runs.last_trial() or len(finished_trials(study)) + 1 >= budget):
-            return
-        done[0] = True
-        line = queue_pruned(study, sampler, ranked(study, objective), space, baseline.get("config", {}),
-                            objective, _prune_tolerance(settings))
-        if line:
-            phase("prune", line)
-
-    return before
 
 
 def _ablation_arms(settings: TuneSettings, loaded: LoadedSpec, candidates: list[Candidate],

@@ -85,8 +85,8 @@ def simulated(problem: Problem, seed: int, noise: float, runs: list[Config]) -> 
         yield
 
 
-SETTINGS = {"repeats", "confirm_rounds", "top_k", "ablation", "prune", "prune_tolerance", "one_run", "sampler",
-            "exact_aware", "exact_confirm", "confirm_share", "pooled_confirm", "pooled_rounds", "random_starts"}
+SETTINGS = {"repeats", "confirm_rounds", "top_k", "ablation", "one_run", "sampler", "exact_aware",
+            "exact_confirm", "confirm_share", "pooled_confirm", "pooled_rounds", "random_starts"}
 
 
 def run(problem: Problem, seed: int, budget: int, noise: float, settings: dict[str, Any] | None = None) -> Outcome:
@@ -117,7 +117,6 @@ def run(problem: Problem, seed: int, budget: int, noise: float, settings: dict[s
                           confirm_rounds=int(settings.get("confirm_rounds", t.confirm)),
                           top_k=int(settings.get("top_k", t.top_k)),
                           ablation=bool(settings.get("ablation", t.ablation)), max_runs=budget,
-                          prune=bool(settings.get("prune", True)), prune_tolerance=settings.get("prune_tolerance"),
                           one_run=settings.get("one_run"), exact_aware=bool(settings.get("exact_aware", True)),
                           exact_confirm=bool(settings.get("exact_confirm", True)),
                           confirm_share=float(settings.get("confirm_share", 0.2)),

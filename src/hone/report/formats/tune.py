@@ -159,14 +159,6 @@ class ConfirmationV2(TypedDict):
     means: dict[str, Num]
     baseline_means: dict[str, Num]
     metrics: dict[str, ComparisonV2]
-    pruned: NotRequired[PrunedV2]  # added within version 2
-
-
-class PrunedV2(TypedDict):
-    """A configuration the model pruned: its parent trial and the knobs put back at their start."""
-
-    parent: int
-    dropped: list[str]
 
 
 class RiskV2(TypedDict):

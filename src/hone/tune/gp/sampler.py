@@ -29,7 +29,7 @@ from hone.tune.gp.encoding import (
     unmeasured,
 )
 from hone.tune.gp.model import ATTR_INTERRUPTED, Data, GPModel, observations
-from hone.tune.gp.ranking import order_by_model, prune_by_model
+from hone.tune.gp.ranking import order_by_model
 from hone.tune.gp.settings import GPSettings
 
 ConstraintsFunc = Callable[[FrozenTrial], Sequence[float]]
@@ -193,16 +193,6 @@ class HoneGPSampler(BaseSampler):
             return None
         order = self.order_by_model(study, [t.params for t in among]) if among else None
         return None if order is None else among[order[0]]
-
-    def pruned(self, study: optuna.Study, params: dict[str, Any], start: dict[str, Any],
-               tolerance: float, percent: bool = False) -> tuple[dict[str, Any], list[str]] | None:
-        """``params`` with the changes the model predicts worth less than ``tolerance`` together
-        put back at ``start`` (:func:`hone.tune.gp.ranking.prune_by_model`; the baseline is one of
-        the observations, the study's measured noise the least the fit allows; ``percent``: the
-        objective is a % change); None when none is, or without a model."""
-        base = self._baseline_point(study, model_columns(study))
-        return prune_by_model(self.model, study, params, start, feasible=self._feasible, tolerance=tolerance,
-                              extra=[base] if base else (), noise_cv=self._cv(study), percent=percent)
 
     def noisy(self, study: optuna.Study) -> bool:
         """Are the measurements noisy (relative sd of a trial's value ≥ ``noisy_cv``)? From
