@@ -80,8 +80,8 @@ def job(args: tuple[str, str, int, float, tuple[int, ...]]) -> list[dict[str, An
         best_seen = max((problem.quality(c) for c in o.evaluated), default=0.0)
         rows.append({"engine": engine, "problem": problem_name, "seed": seed, "noise": noise, "budget": b,
                      "quality": problem.quality(o.recommended), "kept_default": o.recommended is None,
-                     "changed": sorted(k for k, v in problem.default.items()
-                                       if o.recommended is not None and o.recommended[k] != v),
+                     "changed": sorted(k for k, v in problem.default.items() if o.recommended[k] != v)
+                     if o.recommended is not None else [],
                      "best_evaluated": best_seen, "runs": o.runs, "trials": o.trials,
                      "cpu_s": round(o.seconds, 2)})
     return rows

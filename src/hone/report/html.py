@@ -109,9 +109,9 @@ def _figures(study: optuna.Study, doc: dict[str, Any] | None = None) -> list[tup
     if len(complete) >= 3:
         try:
             # fANOVA like the terminal output (Optuna 5's default, PED-ANOVA, assumes minimization)
-            stored = (doc or {}).get("importances")
-            evaluator = (_Stored(stored) if stored and (doc or {}).get("trials") == len(finished_trials(study))
-                         else optuna.importance.FanovaImportanceEvaluator(seed=0))
+            # the stored figures only if they were computed over these very trials
+            stored = doc.get("importances") if doc and doc.get("trials") == len(finished_trials(study)) else None
+            evaluator = _Stored(stored) if stored else optuna.importance.FanovaImportanceEvaluator(seed=0)
             out.append(("Knob importances", vis.plot_param_importances(study, evaluator=evaluator, target=target,
                                                                        target_name=tname)))
         except (ValueError, RuntimeError):

@@ -359,16 +359,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             baseline = ensure_baseline(study, loaded, configurator, repeats=repeats, warmup=warmup, on_run=runs.count)
             clock.note_baseline(baseline, clock.elapsed() - mark if fresh else None, warmup)
             objective.baseline = {k: float(v) for k, v in baseline["means"].items()}
-            for m in objective.metrics:
-                measured = [of_run(r, m.name) for r in baseline.get("runs", [])]
-                if measured and all(v == 0 for v in measured):
-                    # an A-Tune get pipeline prints 0 when the line it greps for is missing
-                    phase("warning", f"{m.name} is 0 in every run of the baseline: a change against 0 has no "
-                          "percentage, so the confirmation cannot show a configuration better on it — check "
-                          "that the benchmark's output still has it")
-            for m in objective.violated(baseline["means"]):
-                phase("warning", f"the baseline does not meet {m.name} {m.constraint} (its mean: "
-                      f"{float(baseline['means'][m.name]):,.6g}): only configurations that do can be recommended")
+            for line in _baseline_warnings(objective, baseline):
+                phase("warning", line)
             trial_runs = 1 if one_run else repeats  # what one trial's value is the mean of, mostly
             known = len(baseline.get("runs", []))  # a baseline with a failed run is refused
             if fresh and settings.exact_confirm and 1 < known < EXACT_BASELINE_RUNS \
@@ -511,6 +503,22 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     if settings.max_runs is not None:
         study.set_user_attr(ATTR_OPEN_RUNS, None)  # the job finished: a later --resume starts a new budget
     return result
+
+
+def _baseline_warnings(objective: Objective, baseline: dict[str, Any]) -> list[str]:
+    """What the baseline says is wrong before the search: a scored metric that is 0 in every run
+    (an A-Tune get pipeline prints 0 when the line it greps for is missing), a constraint it misses."""
+    out = []
+    for m in objective.metrics:
+        measured = [of_run(r, m.name) for r in baseline.get("runs", [])]
+        if measured and all(v == 0 for v in measured):
+            out.append(f"{m.name} is 0 in every run of the baseline: a change against 0 has no percentage, so the "
+                       "confirmation cannot show a configuration better on it — check that the benchmark's output "
+                       "still has it")
+    for m in objective.violated(baseline["means"]):
+        out.append(f"the baseline does not meet {m.name} {m.constraint} (its mean: "
+                   f"{float(baseline['means'][m.name]):,.6g}): only configurations that do can be recommended")
+    return out
 
 
 def _confirm_pooled(loaded: LoadedSpec, configurator: Configurator, objective: Objective, candidate: Candidate,
