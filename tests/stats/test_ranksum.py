@@ -85,3 +85,13 @@ def test_too_few_runs_for_the_test_are_inconclusive_and_bad_values_dropped() -> 
     assert dropped.dropped == 3
     empty = compare_runs_unpaired([], [1.0])
     assert empty.verdict == "inconclusive" and empty.reason == "no usable runs in one of the two groups"
+
+
+def test_a_significant_change_just_under_the_threshold_in_percent_is_not_faster() -> None:
+    # −0.99%: 1/1.01 as a ratio, a 1% change only when read the other way; reports show −0.99%
+    rng = np.random.default_rng(884)
+    ref = list(np.exp(rng.normal(0, 0.005, 7)))
+    cand = list(np.exp(rng.normal(-0.011142405089613951, 0.005, 4)))
+    c = compare_runs_unpaired(ref, cand, goal="minimize")
+    assert c.p_value < 0.05 and -1.0 < c.change_pct < -0.99
+    assert c.verdict == "inconclusive" and "below the 1.0% threshold" in c.reason

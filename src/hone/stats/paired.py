@@ -508,7 +508,7 @@ def compare_paired(
         ci_kind = {"median": "exact", "welsch": "test-inversion"}.get(used, "bootstrap")
         reason = f"the {ci_kind} CI and the {test} disagree; the change {span}"
         needed = rounds_to_settle(n, mean, lo, hi, thr_log)
-    elif significant and abs(mean) >= thr_log:
+    elif significant and beyond(mean, threshold):
         better = mean < 0 if goal == "minimize" else mean > 0
         verdict = "faster" if better else "slower"
     elif within:
@@ -538,6 +538,12 @@ def _range_text(lo: float, hi: float) -> str:
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return "could not be bounded with these rounds"
     return f"could be anywhere from {_pct(lo):+.2f}% to {_pct(hi):+.2f}%"
+
+
+def beyond(shift: float, threshold: float) -> bool:
+    """Is a log-ratio ``shift`` a change of at least ``threshold`` in % (the figure reports show,
+    and the one equivalence is judged in): ≥ +threshold up or ≤ −threshold down."""
+    return threshold < 1 and (shift >= math.log1p(threshold) or shift <= math.log1p(-threshold))
 
 
 def rounds_to_settle(n: int, centre: float, lo: float, hi: float, thr_log: float) -> int | None:

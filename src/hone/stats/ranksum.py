@@ -26,7 +26,7 @@ from math import comb
 
 import numpy as np
 
-from hone.stats.paired import Goal, PairedComparison, _pct, _range_text, _sps
+from hone.stats.paired import Goal, PairedComparison, _pct, _range_text, _sps, beyond
 
 
 def min_p(m: int, n: int) -> float:
@@ -95,7 +95,6 @@ def compare_runs_unpaired(reference: Sequence[float], candidate: Sequence[float]
                                                                     method="exact").pvalue)
     # a shift wider than the spread of both groups' runs around their medians separates them completely
     spread = float(np.ptp(np.concatenate([lr - np.median(lr), lc - np.median(lc)])))
-    thr_log = min(abs(math.log1p(threshold)), abs(math.log1p(-threshold))) if threshold < 1 else math.inf
     significant = p < alpha
     excludes_zero = lo > 0 or hi < 0
     within = math.isfinite(lo) and math.isfinite(hi) and -threshold * 100 < _pct(lo) and _pct(hi) < threshold * 100
@@ -106,7 +105,7 @@ def compare_runs_unpaired(reference: Sequence[float], candidate: Sequence[float]
         reason = f"the {test} cannot reach p < {alpha:g}"
     elif significant != excludes_zero:
         verdict, reason = "inconclusive", f"its CI and the {test} disagree; the change {_range_text(lo, hi)}"
-    elif significant and abs(shift) >= thr_log:
+    elif significant and beyond(shift, threshold):
         verdict = "faster" if (shift < 0 if goal == "minimize" else shift > 0) else "slower"
         reason = test
     elif within:
