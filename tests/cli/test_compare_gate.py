@@ -103,8 +103,9 @@ def test_unwritable_step_summary_is_a_warning_not_a_failure(hone, tmp_path: Path
 def test_exports_for_other_tools_and_report_renders_them_again(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     files = {k: tmp_path / f"r.{k}" for k in ("json", "hyperfine", "bmf", "gab", "benchstat", "summary")}
     r = hone("compare", "sleep 0.01", "sleep 0.04", "-n", "old", "-n", "new", "--rounds", "6", "--max-time", "0",
-             "--export-json", files["json"], "--export-hyperfine", files["hyperfine"], "--export-bmf", files["bmf"],
-             "--export-gab", files["gab"], "--export-benchstat", files["benchstat"], "--summary", files["summary"])
+             "--metric", "wall_time", "--export-json", files["json"], "--export-hyperfine", files["hyperfine"],
+             "--export-bmf", files["bmf"], "--export-gab", files["gab"], "--export-benchstat", files["benchstat"],
+             "--summary", files["summary"])
     assert r.code == 0, r.err
     assert "github-action-benchmark export: use tool: customSmallerIsBetter" in r.out
     results = json.loads(files["hyperfine"].read_text())["results"]

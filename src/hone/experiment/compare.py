@@ -284,6 +284,10 @@ def available_cpu_share(duration_s: float = 0.03) -> float:
     return min(1.0, (time.thread_time() - c0) / max(time.perf_counter() - w0, 1e-9))
 
 
+def _cpu_share_now() -> float:
+    return statistics.median(available_cpu_share() for _ in range(3))
+
+
 def choose_command_metric(runs: Sequence[Measurement], available: float = 1.0) -> tuple[str, str]:
     """cpu_time when the commands keep a CPU busy, wall_time when they mostly wait.
 
@@ -418,6 +422,9 @@ def run_compare(
         "warnings": [],
     }
     values: list[str | None] = list(sweep[1]) if sweep else [None]
+    # the CPU share before the runs too: a burst of other work while one is measured must
+    # not make sleeping commands look CPU-bound
+    avail_before = _cpu_share_now() if kind == "commands" and meta["metric"] is None else 0.0
     for i, value in enumerate(values):
         bound = (sweep[0], value) if sweep and value is not None else None
         variants = make_variants(bound)
@@ -429,7 +436,7 @@ def run_compare(
                 if kind == "commands":
                     sample = [m for runs in result.warmup_runs.values() for m in runs] or [
                         m for runs in result.runs.values() for m in runs]
-                    avail = statistics.median(available_cpu_share() for _ in range(3))
+                    avail = max(avail_before, _cpu_share_now())
                     meta["metric"], meta["metric_reason"] = choose_command_metric(sample, avail)
                 else:
                     meta["metric"], meta["metric_reason"] = "cpu_time", "default"
