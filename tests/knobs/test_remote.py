@@ -270,6 +270,39 @@ def test_a_file_knob_on_two_hosts_journals_each_and_rollback_restores_both(ssh_h
     assert sorted(p.name for p in ssh_hosts.files("a").iterdir()) == ["nginx.conf", "restarts"]  # no temp file
 
 
+def test_a_script_knob_keeps_the_files_its_set_edits_on_each_host_and_rollback_writes_them_back(  # type: ignore[no-untyped-def]
+        ssh_hosts: SshHosts, hone, tmp_path: Path, state_dir: Path) -> None:
+    conf = ssh_hosts.etc / "server.properties"
+    a, b = (ssh_hosts.files(n) / "server.properties" for n in ("a", "b"))
+    a_text, b_text = "# broker a\nnum.io.threads=8\n# set by hand\n", "# broker b\nnum.io.threads=4\n"
+    a.write_text(a_text)
+    b.write_text(b_text)
+    os.chmod(a, 0o640)
+    os.chown(b, 65534, 65534)
+    # a one-way set: its sed also deletes the comments, which no later set can bring back
+    knob = ("  - name: io\n    kind: script\n    shell: true\n"
+            f"    get: \"sed -n 's/^num.io.threads=//p' {conf}\"\n"
+            f"    set: \"sed -i -e 's/^num.io.threads=.*/num.io.threads=$value/' -e '/^#/d' {conf}\"\n"
+            f"    files: [{conf}]\n    values: [4, 8, 16]\n"
+            f"    hosts: {json.dumps(ssh_hosts.hosts)}\n    ssh_options: {json.dumps(ssh_hosts.options)}")
+    spec = _spec(tmp_path, ssh_hosts, knob)
+    res = hone("apply", spec, "--set", "io=16")
+    assert res.code == 0, res.err
+    assert a.read_text() == b.read_text() == "num.io.threads=16\n"
+    originals = {r["id"]: r["snapshot"] for r in (json.loads(x) for x in
+                                                  (state_dir / "journal.jsonl").read_text().splitlines())
+                 if r["op"] == "original"}
+    for host, text in zip(ssh_hosts.hosts, (a_text, b_text), strict=True):
+        kept = originals[f"script:io@{host}"]
+        assert kept["value"] == text.split("=")[1].split("\n")[0]
+        assert base64.b64decode(kept["files"][str(conf)]["bytes_b64"]) == text.encode()
+    res = hone("rollback")
+    assert res.code == 0, res.err
+    assert a.read_text() == a_text and b.read_text() == b_text  # the comments too, on each host
+    assert a.stat().st_mode & 0o7777 == 0o640 and (b.stat().st_uid, b.stat().st_gid) == (65534, 65534)
+    assert hone("status").out.strip() == "nothing changed by hone on this machine"
+
+
 def test_a_run_renders_two_keys_of_a_remote_file_on_each_host_and_restores(ssh_hosts: SshHosts, hone,  # type: ignore[no-untyped-def]
                                                                             tmp_path: Path) -> None:
     a, b = ssh_hosts.files("a") / "nginx.conf", ssh_hosts.files("b") / "nginx.conf"

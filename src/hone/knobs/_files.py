@@ -75,6 +75,10 @@ class Files(ABC):
     def strays(self, path: str) -> list[Removable]:
         """Temp files a killed hone left next to ``path``."""
 
+    @abstractmethod
+    def remove(self, path: str) -> None:
+        """Delete the file; one that does not exist is not an error."""
+
     def read(self, path: str) -> bytes | None:
         st = self.stat(path)
         return None if st is None else st.data
@@ -151,6 +155,9 @@ class LocalFiles(Files):
 
     def writable(self, path: str) -> bool:
         return os.access(path, os.W_OK) and os.access(os.path.dirname(path) or ".", os.W_OK)
+
+    def remove(self, path: str) -> None:
+        Path(path).unlink(missing_ok=True)
 
     def strays(self, path: str) -> list[Removable]:
         target = Path(path)

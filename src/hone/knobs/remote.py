@@ -244,6 +244,9 @@ class SshFiles(Files):
     def writable(self, path: str) -> bool:
         return self._sh(_WRITABLE, path, what=f"checking {path}").strip() == "yes"
 
+    def remove(self, path: str) -> None:
+        self.knob._ssh(["rm", "-f", "--", path], what=f"removing {path}")
+
     def strays(self, path: str) -> list[Removable]:
         directory, name = os.path.split(path)
         pattern = re.sub(r"([*?\[\]\\])", r"\\\1", f"{TEMP_PREFIX}{name}") + ".*"
@@ -302,9 +305,39 @@ class RemoteFileDriver(RemoteDriver):
         return cmd._replace(argv=ssh_argv(self.host, list(self.model.ssh_options), cmd.argv, shared=False))
 
 
+class RemoteScriptDriver(RemoteDriver):
+    """A ``script`` knob on one host: get and set over ssh, and the files of its ``files:``
+    kept and written back on that host, as :class:`~hone.knobs.script.ScriptDriver` does here."""
+
+    def __init__(self, model: Any, host: str) -> None:
+        super().__init__(model, host)
+        self.local.files = SshFiles(self)  # type: ignore[attr-defined]
+
+    def snapshot(self) -> dict[str, Any]:
+        snap: dict[str, Any] = {"value": self.read()}
+        kept = self.local.kept_files()  # type: ignore[attr-defined]
+        if kept:
+            snap["files"] = kept
+        return snap
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        kept = snapshot.get("files") or {}
+        try:
+            super().restore(snapshot)
+        except KnobError:
+            if not kept:
+                raise  # with files kept, their bytes below are what counts
+        self.local.put_back_files(kept)  # type: ignore[attr-defined]
+
+    def restored(self, snapshot: dict[str, Any]) -> bool:
+        return self.matches(snapshot) and self.local.files_hold(snapshot.get("files") or {})  # type: ignore[attr-defined, no-any-return]
+
+
 def remote_part(model: Any, host: str) -> RemoteDriver:
     """The driver of ``model`` on one host."""
-    return RemoteFileDriver(model, host) if model.kind == "file" else RemoteDriver(model, host)
+    if model.kind == "file":
+        return RemoteFileDriver(model, host)
+    return RemoteScriptDriver(model, host) if model.kind == "script" else RemoteDriver(model, host)
 
 
 class MultiHostDriver(KnobDriver):

@@ -18,7 +18,7 @@ from typing import Any
 from hone.core.errors import KnobError
 from hone.core.process import ProcessResult, run_process
 from hone.core.shell_text import bind_argv, check_value, rewrite
-from hone.knobs._files import LocalFiles, stat_state, state_bytes
+from hone.knobs._files import Files, LocalFiles, stat_state, state_bytes
 from hone.knobs.base import KnobDriver
 
 #: A file a script knob keeps (``files:``) is journaled whole; beyond this it is refused.
@@ -33,6 +33,10 @@ def no_value(what: str, stderr: str = "") -> KnobError:
 
 class ScriptDriver(KnobDriver):
     kind = "script"
+
+    def __init__(self, model: Any) -> None:
+        super().__init__(model)
+        self.files: Files = LocalFiles()  # where ``files:`` live: a remote host's are read over ssh
 
     def ident(self) -> str:
         return f"script:{self.name}"
@@ -91,19 +95,25 @@ class ScriptDriver(KnobDriver):
 
     def snapshot(self) -> dict[str, Any]:
         snap: dict[str, Any] = {"value": self.read()}
-        kept = {}
-        for path in self.model.files:  # type: ignore[attr-defined]
-            try:
-                st = LocalFiles().stat(path)
-            except OSError as exc:
-                raise KnobError(f"script knob {self.name}: cannot read {path}: {exc.strerror}") from None
-            if st is not None and len(st.data) > MAX_KEPT_BYTES:
-                raise KnobError(f"script knob {self.name}: {path} is {len(st.data)} bytes, more than the "
-                                f"{MAX_KEPT_BYTES} hone keeps of a file in files:")
-            kept[path] = None if st is None else stat_state(st)
+        kept = self.kept_files()
         if kept:
             snap["files"] = kept
         return snap
+
+    def kept_files(self) -> dict[str, Any]:
+        """Each file of ``files:`` as a snapshot holds it (None: absent)."""
+        kept = {}
+        where = f" on {self.model.hosts[0]}" if self.model.hosts else ""  # type: ignore[attr-defined]
+        for path in self.model.files:  # type: ignore[attr-defined]
+            try:
+                st = self.files.stat(path)
+            except OSError as exc:
+                raise KnobError(f"script knob {self.name}: cannot read {path}{where}: {exc.strerror}") from None
+            if st is not None and len(st.data) > MAX_KEPT_BYTES:
+                raise KnobError(f"script knob {self.name}: {path}{where} is {len(st.data)} bytes, more than the "
+                                f"{MAX_KEPT_BYTES} hone keeps of a file in files:")
+            kept[path] = None if st is None else stat_state(st)
+        return kept
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         kept = snapshot.get("files") or {}
@@ -112,28 +122,31 @@ class ScriptDriver(KnobDriver):
         except KnobError:
             if not kept:
                 raise  # with files kept, their bytes below are what counts
+        self.put_back_files(kept)
+
+    def put_back_files(self, kept: dict[str, Any]) -> None:
+        """Write each kept file's bytes, mode and owner back (delete one that was absent)."""
         for path, st in kept.items():
             if st is None:
-                try:
-                    os.unlink(path)
-                except FileNotFoundError:
-                    pass
+                self.files.remove(path)
                 continue
             data = state_bytes(st)
-            if LocalFiles().read(path) != data:
-                LocalFiles().write(path, data, int(st["mode"]), (int(st["uid"]), int(st["gid"])))
+            if self.files.read(path) != data:
+                self.files.write(path, data, int(st["mode"]), (int(st["uid"]), int(st["gid"])))
 
-    def restored(self, snapshot: dict[str, Any]) -> bool:
-        """The value, and every kept file holding the snapshot's bytes. The files are not part of
-        :meth:`matches`: other knobs may edit the same file, and this knob holds its value
-        regardless; only the journal's restore asks (the oldest entry's bytes are the original)."""
-        if not self.matches(snapshot):
-            return False
-        for path, st in (snapshot.get("files") or {}).items():
+    def files_hold(self, kept: dict[str, Any]) -> bool:
+        """True when every kept file holds the snapshot's bytes (or is absent, as it was)."""
+        for path, st in kept.items():
             try:
-                now = LocalFiles().read(path)
+                now = self.files.read(path)
             except OSError:
                 return False
             if now != (None if st is None else state_bytes(st)):
                 return False
         return True
+
+    def restored(self, snapshot: dict[str, Any]) -> bool:
+        """The value, and every kept file holding the snapshot's bytes. The files are not part of
+        :meth:`matches`: other knobs may edit the same file, and this knob holds its value
+        regardless; only the journal's restore asks (the oldest entry's bytes are the original)."""
+        return self.matches(snapshot) and self.files_hold(snapshot.get("files") or {})

@@ -573,12 +573,10 @@ class ScriptKnobSpec(KnobBase):
 
     @field_validator("files")
     @classmethod
-    def _absolute_files(cls, value: list[str], info: ValidationInfo) -> list[str]:
+    def _absolute_files(cls, value: list[str]) -> list[str]:
         for path in value:
             if not path.startswith("/") or "\0" in path:
                 raise ValueError(f"expected absolute paths, got {_show(path)}")
-        if value and info.data.get("hosts"):
-            raise ValueError("expected no files on a knob with hosts (they are kept on this machine only)")
         if len(set(value)) != len(value):
             raise ValueError(f"expected distinct paths, got {_show(value)}")
         return value
