@@ -314,20 +314,10 @@ class RemoteScriptDriver(RemoteDriver):
         self.local.files = SshFiles(self)  # type: ignore[attr-defined]
 
     def snapshot(self) -> dict[str, Any]:
-        snap: dict[str, Any] = {"value": self.read()}
-        kept = self.local.kept_files()  # type: ignore[attr-defined]
-        if kept:
-            snap["files"] = kept
-        return snap
+        return self.local.with_files({"value": self.read()})  # type: ignore[attr-defined, no-any-return]
 
     def restore(self, snapshot: dict[str, Any]) -> None:
-        kept = snapshot.get("files") or {}
-        try:
-            super().restore(snapshot)
-        except KnobError:
-            if not kept:
-                raise  # with files kept, their bytes below are what counts
-        self.local.put_back_files(kept)  # type: ignore[attr-defined]
+        self.local.restore_then_files(snapshot, super().restore)  # type: ignore[attr-defined]
 
     def restored(self, snapshot: dict[str, Any]) -> bool:
         return self.matches(snapshot) and self.local.files_hold(snapshot.get("files") or {})  # type: ignore[attr-defined, no-any-return]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Callable
 from typing import Any
 
 from hone.core.errors import KnobError
@@ -94,11 +95,12 @@ class ScriptDriver(KnobDriver):
     # after it on restore (a set that cannot undo itself still leaves them exact).
 
     def snapshot(self) -> dict[str, Any]:
-        snap: dict[str, Any] = {"value": self.read()}
+        return self.with_files({"value": self.read()})
+
+    def with_files(self, snap: dict[str, Any]) -> dict[str, Any]:
+        """``snap`` with the kept files added (when the knob has ``files:``)."""
         kept = self.kept_files()
-        if kept:
-            snap["files"] = kept
-        return snap
+        return {**snap, "files": kept} if kept else snap
 
     def kept_files(self) -> dict[str, Any]:
         """Each file of ``files:`` as a snapshot holds it (None: absent)."""
@@ -116,9 +118,13 @@ class ScriptDriver(KnobDriver):
         return kept
 
     def restore(self, snapshot: dict[str, Any]) -> None:
+        self.restore_then_files(snapshot, super().restore)
+
+    def restore_then_files(self, snapshot: dict[str, Any], restore_value: Callable[[dict[str, Any]], None]) -> None:
+        """``restore_value(snapshot)`` (set the value back), then the kept files' bytes."""
         kept = snapshot.get("files") or {}
         try:
-            super().restore(snapshot)
+            restore_value(snapshot)
         except KnobError:
             if not kept:
                 raise  # with files kept, their bytes below are what counts
