@@ -407,6 +407,17 @@ def test_a_knob_named_twice_is_refused_at_the_second_name(pair):
     # A-Tune's cluster mode: hosts that must not set the knob
     ('type : "discrete"\noptions : [1, 2]\ndtype : "int"\nExcept : "ip1"\n',
      r"server.yaml:11: object\[0\]\.info\.Except: hone tunes an A-Tune pair on this machine only.*expected no Except"),
+    # a step hone cannot use is refused, not replaced by 1 (integers) or A-Tune's 0.1 (floats)
+    ('type : "discrete"\nscope : [1, 10]\nstep : "two"\ndtype : "int"\n',
+     r"server.yaml:10: object\[0\]\.info\.step: expected a positive integer, got 'two'"),
+    ('type : "discrete"\nscope : [1, 10]\nstep : 0\ndtype : "int"\n',
+     r"server.yaml:10: object\[0\]\.info\.step: expected a positive integer, got 0"),
+    ('type : "discrete"\nscope : [1, 10]\nstep : 2.5\ndtype : "int"\n',
+     r"server.yaml:10: object\[0\]\.info\.step: expected a positive integer, got 2\.5"),
+    ('type : "discrete"\nscope : [0.5, 1.5]\nstep : -0.1\ndtype : "float"\n',
+     r"server.yaml:10: object\[0\]\.info\.step: expected a positive number, got -0\.1"),
+    ('type : "continuous"\nscope : [0.5, 1.5]\nstep : "fine"\ndtype : "float"\n',
+     r"server.yaml:10: object\[0\]\.info\.step: expected a positive number, got 'fine'"),
 ])
 def test_what_atune_would_read_otherwise_is_refused_at_its_line(tmp_path, info, error):
     client, server = _server_with(tmp_path, info)

@@ -110,6 +110,19 @@ def _number(text: Any) -> int | float | None:
     return int(f) if f.is_integer() and "." not in str(text) else f
 
 
+def _step(info: dict[str, Any], loc: Loc, src: LocatedYaml, integer: bool) -> int | float | None:
+    """The object's ``step`` (None when not given): a positive number, an integer for integer
+    knobs. Anything else is refused: a step hone guessed would search another grid."""
+    raw = info.get("step")
+    if raw is None or raw == "":
+        return None
+    v = _number(raw)
+    if v is None or v <= 0 or (integer and not float(v).is_integer()):
+        raise _err(src, (*loc, "info", "step"),
+                   f"expected a positive {'integer' if integer else 'number'}, got {_show(raw)}")
+    return int(v) if integer else float(v)
+
+
 def knob_from_object(obj: Any, i: int, src: LocatedYaml, server: dict[str, Any]) -> dict[str, Any]:
     """One server ``object`` as a hone script-knob mapping."""
     loc: Loc = ("object", i)
@@ -168,15 +181,15 @@ def knob_from_object(obj: Any, i: int, src: LocatedYaml, server: dict[str, Any])
     assert lo is not None and hi is not None
     if floating:
         knob.update(type="float", range=[float(lo), float(hi)])
+        step_f = _step(info, loc, src, integer=False)
         if kind != "continuous":  # A-Tune's discrete float grid: its step, else 0.1
-            step_f = _number(info.get("step"))
-            knob["step"] = float(step_f) if step_f and step_f > 0 else ATUNE_FLOAT_STEP
-        elif info.get("step"):
-            knob["step"] = float(info["step"])
+            knob["step"] = step_f or ATUNE_FLOAT_STEP
+        elif step_f:
+            knob["step"] = step_f
         return knob
     # integers: A-Tune's `continuous` + `dtype: int` is an integer range too (its optimizer
     # makes it an integer dimension); a float there would be pasted into an integer setting
-    step = int(_number(info.get("step")) or 1) if kind != "continuous" else 1
+    step = int(_step(info, loc, src, integer=True) or 1) if kind != "continuous" else 1
     if len(bounds) > 2:  # several [low, high] ranges: A-Tune's union of them, as ordered values
         union: set[int] = set()
         for a, b in zip(bounds[::2], bounds[1::2], strict=True):
