@@ -122,3 +122,25 @@ def test_under_max_runs_the_estimate_counts_only_the_runs_the_budget_leaves() ->
     roomy = TimeBudget(None, clock=lambda: 0.0)
     roomy.note_runs(10.0, 1)
     assert "ablation ≤ 53 runs" in roomy.begin(plan, max_runs=100) and roomy.estimate_s == 100 * 10.0
+
+
+def test_the_estimate_says_what_the_session_takes_without_the_ablation() -> None:
+    # the ablation runs only for a winner that changes two or more knobs: PostgreSQL's example
+    # was estimated at 3m35s with it and took 1m31s, its winner changing one knob
+    from hone.report.tune_terminal import budget_lines
+    from hone.tune.timebudget import Plan, TimeBudget
+
+    plan = Plan(trials=8, runs_per_trial=2, confirm_arms=3, confirm_rounds=6, ablation_arms=7,
+                ablation_rounds=6, warmup_rounds=0)
+    clock = TimeBudget(None, clock=lambda: 0.0)
+    clock.note_runs(2.0, 1)
+    line = clock.begin(plan)
+    assert clock.ablation_s == 6 * 10 * 2.0 and clock.estimate_s == (16 + 18 + 60) * 2.0
+    assert "ablation ≤ 60 runs" in line and "; ~1m08s without the ablation (it runs only when" in line, line
+    budget = clock.to_dict(8)
+    assert budget["ablation_estimate_s"] == 120.0
+    assert "(estimated ~1m08s–3m08s)" in str(budget_lines({"budget": budget})[0])
+    none = TimeBudget(None, clock=lambda: 0.0)
+    none.note_runs(2.0, 1)
+    assert "without the ablation" not in none.begin(Plan(8, 2, 3, 6, 0, 6, 0))
+    assert "estimated ~1m08s)" in str(budget_lines({"budget": none.to_dict(8)})[0])

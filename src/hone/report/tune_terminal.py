@@ -136,7 +136,11 @@ def budget_lines(data: dict[str, Any]) -> list[Text]:
         return []
     spent, estimate, limit = budget.get("spent_s"), budget.get("estimate_s"), budget.get("max_time_s")
     head = f"time: {format_duration(spent)}" if isinstance(spent, int | float) else "time: –"
-    extra = [f"estimated ~{format_duration(estimate)}"] if isinstance(estimate, int | float) else []
+    extra = []
+    if isinstance(estimate, int | float):
+        ablation = budget.get("ablation_estimate_s")  # added within hone-tune/2
+        low = f"{format_duration(estimate - ablation)}–" if isinstance(ablation, int | float) and ablation > 0 else ""
+        extra.append(f"estimated ~{low}{format_duration(estimate)}")
     if isinstance(limit, int | float):
         extra.append(f"--max-time {format_duration(limit)}")
     lines = [Text(head + (f" ({', '.join(extra)})" if extra else ""))]

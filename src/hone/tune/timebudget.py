@@ -66,6 +66,7 @@ class TimeBudget:
         self.cap = 0  # the most rounds the confirmation and the ablation may use
         self.estimate_s = math.nan  # this session, as planned after the baseline (budget included)
         self.full_estimate_s = math.nan  # the same without the budget
+        self.ablation_s = 0.0  # the ablation's part of estimate_s: it runs only for a winner changing 2+ knobs
         self.expected_trials: int | None = None
         self.trial_times: list[float] = []
         self._last: float | None = None
@@ -117,11 +118,13 @@ class TimeBudget:
                                                                  ablation_most)
         self.full_estimate_s = self.elapsed() + plan.trials * t_trial + post_runs * self.per_run
         self.estimate_s, trials = self.full_estimate_s, plan.trials
+        self.ablation_s = min(plan.ablation_runs(plan.ablation_rounds), ablation_most) * self.per_run
         if self.max_s is not None:
             self._plan_cap()
             reserve = self._reserve(self.per_run)
             trials = max(0, min(plan.trials, math.floor((self.left() - reserve) / t_trial)))
             self.estimate_s = self.elapsed() + trials * t_trial + reserve
+            self.ablation_s = plan.ablation_runs(min(plan.ablation_rounds, self.cap)) * self.per_run
         self.expected_trials = trials
         parts = [f"{plan.trials} trial{'s' if plan.trials != 1 else ''} × {plan.runs_per_trial} "
                  f"run{'s' if plan.runs_per_trial != 1 else ''}"
@@ -136,6 +139,9 @@ class TimeBudget:
         same_day = finish.date() == dt.date.today()
         line = f"~{format_duration(self.estimate_s)} ({', '.join(parts)}), done by ~" + (
             finish.strftime("%H:%M:%S") if same_day else finish.strftime("%Y-%m-%d %H:%M"))
+        if self.ablation_s > 0:
+            line += (f"; ~{format_duration(self.estimate_s - self.ablation_s)} without the ablation (it runs only "
+                     "when the winner changes two or more knobs)")
         if self.max_s is not None:
             if trials < plan.trials:
                 line += (f"; --max-time {format_duration(self.max_s)}: ~{trials} of the {plan.trials} trials fit "
@@ -259,7 +265,8 @@ class TimeBudget:
 
         done = self.plan.done if self.plan else 0
         return {"max_time_s": self.max_s, "estimate_s": num(self.estimate_s),
-                "full_estimate_s": num(self.full_estimate_s), "expected_trials": self.expected_trials,
+                "full_estimate_s": num(self.full_estimate_s), "ablation_estimate_s": num(self.ablation_s),
+                "expected_trials": self.expected_trials,
                 "per_run_s": num(self.baseline_per_run), "spent_s": self.elapsed(),
                 "planned_trials": self.plan.trials if self.plan else None, "trials_run": trials_total - done,
                 "search_stopped": self.stopped, "cuts": list(self.cuts)}

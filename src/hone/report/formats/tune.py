@@ -203,6 +203,7 @@ class BudgetV2(TypedDict):
     max_time_s: float | None
     estimate_s: Num
     full_estimate_s: Num
+    ablation_estimate_s: NotRequired[Num]  # added within version 2: the ablation's part of estimate_s
     expected_trials: int | None
     per_run_s: Num
     spent_s: float
