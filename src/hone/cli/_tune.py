@@ -41,6 +41,7 @@ from hone.report.tune_terminal import (
 from hone.run.conflicts import check_conflicts
 from hone.tune import SAMPLERS, TrialOutcome, TuneEvents, TuneResult, TuneSettings, finished_trials, tune
 from hone.tune.confirm import keep_reason
+from hone.tune.importance import importance_caveat
 from hone.tune.start import start_configs
 from hone.tune.storage import mask_url
 
@@ -257,7 +258,8 @@ def _print_result(result: TuneResult) -> None:
                                     f"{' (' + comp.reason + ')' if comp.reason else ''}  "
                                     f"{_short(c.candidate.config, 8)}"))
     if result.importances:
-        console.print("knob importances (fANOVA): " + ", ".join(
+        caveat = importance_caveat(result.trials - result.failed_trials, len(result.importances))
+        console.print(f"knob importances ({caveat}): " + ", ".join(
             f"{k} {v:.0%}" for k, v in list(result.importances.items())[:8]))
     console.print(f"trials: {result.trials} ({result.failed_trials} failed)"
                   + (f"; {failed_at(result.failed_knobs)}" if result.failed_knobs else ""))

@@ -25,6 +25,7 @@ from hone.core.paths import default_storage_url
 from hone.report import formats
 from hone.report.base import ci_name
 from hone.tune.gp import ATTR_START
+from hone.tune.importance import importance_caveat
 from hone.tune.storage import require_driver
 from hone.tune.study import finished_trials
 
@@ -112,8 +113,9 @@ def _figures(study: optuna.Study, doc: dict[str, Any] | None = None) -> list[tup
             # the stored figures only if they were computed over these very trials
             stored = doc.get("importances") if doc and doc.get("trials") == len(finished_trials(study)) else None
             evaluator = _Stored(stored) if stored else optuna.importance.FanovaImportanceEvaluator(seed=0)
-            out.append(("Knob importances", vis.plot_param_importances(study, evaluator=evaluator, target=target,
-                                                                       target_name=tname)))
+            fig = vis.plot_param_importances(study, evaluator=evaluator, target=target, target_name=tname)
+            caveat = importance_caveat(len(complete), len({n for t in complete for n in t.params}))
+            out.append((f"Knob importances ({caveat})", fig))
         except (ValueError, RuntimeError):
             pass
     return out

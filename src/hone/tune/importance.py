@@ -23,3 +23,16 @@ def knob_importances(study: optuna.Study, evaluator: str = "fanova", seed: int =
     except (ValueError, RuntimeError, ZeroDivisionError):
         return {}
     return {k: float(v) for k, v in imp.items()}
+
+
+#: Completed trials per knob below which importances are labelled a rough guide: the usual
+#: ten observations per predictor of a regression; a forest fitted to fewer credits chance.
+TRIALS_PER_KNOB = 10
+
+
+def importance_caveat(trials: int, knobs: int) -> str:
+    """How the importances were found, with a warning when the trials are too few to rank
+    ``knobs`` knobs (fewer than :data:`TRIALS_PER_KNOB` each)."""
+    if trials < TRIALS_PER_KNOB * knobs:
+        return f"fANOVA over {trials} trials, fewer than {TRIALS_PER_KNOB} per knob: a rough guide, not a ranking"
+    return f"fANOVA over {trials} trials"
