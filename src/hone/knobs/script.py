@@ -105,14 +105,13 @@ class ScriptDriver(KnobDriver):
     def kept_files(self) -> dict[str, Any]:
         """Each file of ``files:`` as a snapshot holds it (None: absent)."""
         kept = {}
-        where = f" on {self.model.hosts[0]}" if self.model.hosts else ""  # type: ignore[attr-defined]
         for path in self.model.files:  # type: ignore[attr-defined]
             try:
                 st = self.files.stat(path)
             except OSError as exc:
-                raise KnobError(f"script knob {self.name}: cannot read {path}{where}: {exc.strerror}") from None
+                raise KnobError(f"script knob {self.name}: cannot read {path}: {exc.strerror}") from None
             if st is not None and len(st.data) > MAX_KEPT_BYTES:
-                raise KnobError(f"script knob {self.name}: {path}{where} is {len(st.data)} bytes, more than the "
+                raise KnobError(f"script knob {self.name}: {path} is {len(st.data)} bytes, more than the "
                                 f"{MAX_KEPT_BYTES} hone keeps of a file in files:")
             kept[path] = None if st is None else stat_state(st)
         return kept
