@@ -82,7 +82,7 @@ def test_the_report_shows_the_importances_the_tune_computed_over_the_same_trials
     def shown(doc):
         (title, fig), = [(t, f) for t, f in _figures(study, doc) if t.startswith("Knob importances")]
         # 8 trials cannot rank 2 knobs reliably: the title says so
-        assert title == "Knob importances (fANOVA over 8 trials, fewer than 10 per knob: a rough guide, not a ranking)"
+        assert title == "Knob importances (fANOVA over 8 trials, fewer than 20 per knob: a rough guide, not a ranking)"
         return dict(zip(fig.data[0].y, fig.data[0].x, strict=True))
 
     stored = {"b": 0.6, "a": 0.4}  # not what fANOVA finds here (a alone decides the value)

@@ -1,5 +1,5 @@
 """Knob importances: fANOVA over the completed trials, labelled a rough guide when the trials
-are fewer than ten per knob."""
+are fewer than twenty per knob."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def test_the_knob_that_decides_the_value_gets_the_importance() -> None:
     assert knob_importances(_study(2)) == {}  # too few to fit
 
 
-def test_fewer_than_ten_trials_per_knob_are_a_rough_guide() -> None:
-    assert importance_caveat(8, 6) == "fANOVA over 8 trials, fewer than 10 per knob: a rough guide, not a ranking"
-    assert importance_caveat(59, 6).endswith("a rough guide, not a ranking")
-    assert importance_caveat(60, 6) == "fANOVA over 60 trials"
+def test_fewer_than_twenty_trials_per_knob_are_a_rough_guide() -> None:
+    assert importance_caveat(8, 6) == "fANOVA over 8 trials, fewer than 20 per knob: a rough guide, not a ranking"
+    assert importance_caveat(119, 6).endswith("a rough guide, not a ranking")
+    assert importance_caveat(120, 6) == "fANOVA over 120 trials"
