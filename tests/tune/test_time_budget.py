@@ -104,23 +104,29 @@ def test_max_time_with_local_workers_is_refused(hone, tmp_path: Path, state_dir:
     assert not (state_dir / "studies.db").exists()
 
 
+def _clock(per_run: float):  # type: ignore[no-untyped-def]
+    """A stopped clock that has measured one run of ``per_run`` seconds."""
+    from hone.tune.timebudget import TimeBudget
+
+    clock = TimeBudget(None, clock=lambda: 0.0)
+    clock.note_runs(per_run, 1)
+    return clock
+
+
 def test_under_max_runs_the_estimate_counts_only_the_runs_the_budget_leaves() -> None:
     # A-Tune's memcached pair, iterations 50: 39 one-run trials, a confirmation of 8 runs and an
     # ablation over 35 knobs that the budget cannot pay for (it was estimated at 230 runs)
-    from hone.tune.timebudget import Plan, TimeBudget
+    from hone.tune.timebudget import Plan
 
     plan = Plan(trials=39, runs_per_trial=1, confirm_arms=2, confirm_rounds=4, ablation_arms=36,
                 ablation_rounds=6, warmup_rounds=0)
-    clock = TimeBudget(None, clock=lambda: 0.0)
-    clock.note_runs(10.0, 1)
+    clock = _clock(10.0)
     line = clock.begin(plan)
     assert clock.estimate_s == (39 + 8 + 6 * 39) * 10.0 and "ablation ≤ 234 runs" in line
-    capped = TimeBudget(None, clock=lambda: 0.0)
-    capped.note_runs(10.0, 1)
+    capped = _clock(10.0)
     line = capped.begin(plan, max_runs=47)
     assert capped.estimate_s == 47 * 10.0 and "ablation" not in line, line
-    roomy = TimeBudget(None, clock=lambda: 0.0)
-    roomy.note_runs(10.0, 1)
+    roomy = _clock(10.0)
     assert "ablation ≤ 53 runs" in roomy.begin(plan, max_runs=100) and roomy.estimate_s == 100 * 10.0
 
 
@@ -128,19 +134,17 @@ def test_the_estimate_says_what_the_session_takes_without_the_ablation() -> None
     # the ablation runs only for a winner that changes two or more knobs: PostgreSQL's example
     # was estimated at 3m35s with it and took 1m31s, its winner changing one knob
     from hone.report.tune_terminal import budget_lines
-    from hone.tune.timebudget import Plan, TimeBudget
+    from hone.tune.timebudget import Plan
 
     plan = Plan(trials=8, runs_per_trial=2, confirm_arms=3, confirm_rounds=6, ablation_arms=7,
                 ablation_rounds=6, warmup_rounds=0)
-    clock = TimeBudget(None, clock=lambda: 0.0)
-    clock.note_runs(2.0, 1)
+    clock = _clock(2.0)
     line = clock.begin(plan)
     assert clock.ablation_s == 6 * 10 * 2.0 and clock.estimate_s == (16 + 18 + 60) * 2.0
     assert "ablation ≤ 60 runs" in line and "; ~1m08s without the ablation (it runs only when" in line, line
     budget = clock.to_dict(8)
     assert budget["ablation_estimate_s"] == 120.0
     assert "(estimated ~1m08s–3m08s)" in str(budget_lines({"budget": budget})[0])
-    none = TimeBudget(None, clock=lambda: 0.0)
-    none.note_runs(2.0, 1)
+    none = _clock(2.0)
     assert "without the ablation" not in none.begin(Plan(8, 2, 3, 6, 0, 6, 0))
     assert "estimated ~1m08s)" in str(budget_lines({"budget": none.to_dict(8)})[0])
