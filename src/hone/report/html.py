@@ -114,7 +114,8 @@ def _figures(study: optuna.Study, doc: dict[str, Any] | None = None) -> list[tup
             stored = doc.get("importances") if doc and doc.get("trials") == len(finished_trials(study)) else None
             evaluator = _Stored(stored) if stored else optuna.importance.FanovaImportanceEvaluator(seed=0)
             fig = vis.plot_param_importances(study, evaluator=evaluator, target=target, target_name=tname)
-            caveat = importance_caveat(len(complete), len({n for t in complete for n in t.params}))
+            # the knobs counted as the terminal counts them: those the importances rank (the bars)
+            caveat = importance_caveat(len(complete), len(fig.data[0].y) if fig.data else 0)
             out.append((f"Knob importances ({caveat})", fig))
         except (ValueError, RuntimeError):
             pass
