@@ -68,7 +68,8 @@ if [[ ! -f $stamp || pyproject.toml -nt $stamp || $missing_extra -eq 1 ]]; then
   # every extra: ~17 s against ~38 s here); pip does it when uv cannot be had.
   if timeout 300 .venv/bin/python -m pip install -q uv \
       && timeout 1800 .venv/bin/uv pip install -q --python .venv/bin/python --compile-bytecode \
-           ${PIP_FIND_LINKS:+--find-links "$PIP_FIND_LINKS"} -e ".${union:+[$union]}"; then :
+           ${PIP_INDEX_URL:+--index-url "$PIP_INDEX_URL"} ${PIP_FIND_LINKS:+--find-links "$PIP_FIND_LINKS"} \
+           -e ".${union:+[$union]}"; then :
   else
     .venv/bin/python -m pip install -q -e ".${union:+[$union]}"
   fi
