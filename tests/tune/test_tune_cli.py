@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -120,6 +121,9 @@ def test_the_search_stops_once_every_configuration_is_measured(workload, hone):
     baseline = tuple(sorted(study.user_attrs["hone_baseline_point"]["params"].items()))
     assert len(measured) == 3 and baseline not in measured
     assert "search stopped after 3 of 8 trials: every one of the 4 configurations is measured" in res.out
+    # ... which the estimate foresaw: the search planned as the 3 configurations left, not the 8 trials
+    assert re.search(r"^estimate: ~\S+ \(3 trials × 1 run,", res.out, re.M), res.out
+    assert doc["budget"]["planned_trials"] == 3
     assert doc["recommended"] == {"level": 3, "x": 5} and doc["verdict"] == "faster"
 
 

@@ -125,6 +125,13 @@ def measured_all(study: optuna.Study, space: SearchSpace, *, running: bool = Fal
     has nothing left to learn: another trial would only measure a configuration again, which
     the confirmation does better (interleaved with the baseline). ``running``: a configuration
     a running trial measures counts too (a fleet's other workers)."""
+    left = unmeasured(study, space, running=running)
+    return int(space.size()) if left == 0 else None
+
+
+def unmeasured(study: optuna.Study, space: SearchSpace, *, running: bool = False) -> int | None:
+    """How many configurations of a discrete space no finished trial and not the baseline has
+    measured (``running``: nor a running trial); None for a space with a continuous knob."""
     size = space.size()
     if not math.isfinite(size):
         return None
@@ -136,7 +143,7 @@ def measured_all(study: optuna.Study, space: SearchSpace, *, running: bool = Fal
     point = study.user_attrs.get(ATTR_BASELINE_POINT)
     if point:
         seen.add(tuple(point["params"].get(n) for n in names))
-    return int(size) if len(seen) >= size else None
+    return max(0, int(size) - len(seen))
 
 
 def _pid_alive(pid: int) -> bool:

@@ -74,10 +74,14 @@ from hone.tune.study import (
     record_trial_noise,
     recover_interrupted,
     run_trials,
+    unmeasured,
 )
 from hone.tune.timebudget import MIN_ROUNDS, Plan, TimeBudget
 
 TUNE_FORMAT = "hone-tune/2"
+#: Samplers that measure no configuration twice while another is unmeasured (hone's GP): in a
+#: discrete space the search is planned at most as long as there are configurations left.
+NEVER_REPEATS = ("auto", "gp")
 #: Study attr: the benchmark runs of a job under --max-runs that has not finished (None once it has).
 ATTR_OPEN_RUNS = "hone_open_runs"
 #: Baseline runs that must all repeat within EXACT_CV before hone trusts it (3 agree by chance
@@ -576,7 +580,11 @@ def _plan(settings: TuneSettings, study: optuna.Study, space: SearchSpace, warmu
     knobs = len(space.distributions)
     top_k = settings.top_k if top_k is None else max(1, min(top_k, settings.top_k))
     budget = settings.trials if budget is None else budget
-    return Plan(trials=max(0, budget - done), runs_per_trial=warmup + (1 if one_run else repeats),
+    trials = max(0, budget - done)
+    left = unmeasured(study, space) if settings.sampler in NEVER_REPEATS else None
+    if left is not None:  # the search stops once every configuration is measured
+        trials = min(trials, left)
+    return Plan(trials=trials, runs_per_trial=warmup + (1 if one_run else repeats),
                 confirm_arms=top_k + 1 if confirm else 0, confirm_rounds=confirm,
                 ablation_arms=knobs + 1 if settings.ablation and confirm and knobs >= 2 else 0,
                 ablation_rounds=max(settings.ablation_rounds or confirm, MIN_ROUNDS),
