@@ -12,6 +12,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,9 +81,10 @@ class Zygote:
     """A client of tests/zygote.py: runs ``hone`` commands in processes forked from one that
     imported hone's heavy libraries already (~2.5 s of CPU a `hone tune` saves)."""
 
-    def __init__(self, tmp: Path) -> None:
-        self.path = str(tmp / "zygote.sock")
-        self.proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "zygote.py"), self.path, HONE_BIN],
+    def __init__(self) -> None:
+        name = f"hone-zygote-{uuid.uuid4().hex}"
+        self.path = "\0" + name  # an abstract socket: no file, no limit from the length of a tmp path
+        self.proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "zygote.py"), name, HONE_BIN],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None and self.proc.stdout.readline() == "ready\n", "the zygote did not start"
 
@@ -117,12 +119,12 @@ def _text(file: IO[bytes]) -> str:
 
 
 @pytest.fixture(scope="session")
-def zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zygote | None]:
+def zygote() -> Iterator[Zygote | None]:
     """One per test process; HONE_TEST_FORK=0 runs every command from a fresh interpreter instead."""
     if os.environ.get("HONE_TEST_FORK") == "0":
         yield None
         return
-    z = Zygote(tmp_path_factory.mktemp("zygote"))
+    z = Zygote()
     try:
         yield z
     finally:

@@ -12,7 +12,8 @@ stdout, stderr), then a 4-byte length and the JSON request {argv, env, cwd}. A w
 for the request forks the command, answers "<pid>\\n", waits for it and answers
 "<returncode>\\n" (negative: killed by that signal, as subprocess reports it).
 
-Run as ``python tests/zygote.py SOCKET``; it exits when its stdin closes (the test process's end).
+Run as ``python tests/zygote.py NAME HONE_BIN`` (NAME: an abstract socket's name); it exits
+when its stdin closes (the test process's end).
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ def _serve(conn: socket.socket, hone_bin: str) -> None:
 
 
 def main() -> None:
-    path, hone_bin = sys.argv[1], sys.argv[2]
+    path, hone_bin = "\0" + sys.argv[1], sys.argv[2]  # Linux's abstract namespace: no file, no length limit of a path
     del sys.path[0]  # tests/ must not shadow a module of the same name
     import importlib
 
