@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from hone.build.modes.autofdo import lbr_probe
+from hone.build.pipeline import default_workdir
 from tests.build.conftest import build, read_json, rows
 
 pytestmark = pytest.mark.integration
@@ -138,3 +140,11 @@ def test_autofdo_without_lbr_refuses_and_builds_nothing(hone, project, state_dir
     assert "LBR" in res.err and "modes that work here" in res.err and "instr-gcc" in res.err
     assert not (state_dir / "pgo").exists() or not any((state_dir / "pgo").iterdir())
     assert sorted(os.listdir(src)) == ["CMakeLists.txt", "Makefile", "toy.c"]
+
+
+def test_runs_started_in_the_same_second_get_work_directories_of_their_own(state_dir: Path) -> None:
+    now = datetime(2026, 11, 30, 1, 22, 59)
+    first, second, third = (default_workdir("toy-c", now) for _ in range(3))
+    assert first == state_dir / "pgo" / "20261130-012259-toy-c"
+    assert [second.name, third.name] == ["20261130-012259-toy-c-2", "20261130-012259-toy-c-3"]
+    assert all(p.is_dir() and not any(p.iterdir()) for p in (first, second, third))

@@ -9,12 +9,15 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import optuna
 import pytest
 from optuna.trial import TrialState
 
+from hone.tune.study import study_names
+from hone.tune.tuner import default_study_name
 from tests.conftest import HONE_BIN, CliResult
 from tests.tune.conftest import write_workload
 
@@ -309,3 +312,12 @@ def test_a_size_is_better_or_worse_never_faster(hone, tmp_path: Path) -> None:  
     for out in (res.out, shown.out):
         assert "better" in out and "faster" not in out
     assert "→ better" in res.out
+
+
+def test_a_study_started_in_the_same_second_as_another_gets_a_name_of_its_own(tmp_path: Path) -> None:
+    storage, now = f"sqlite:///{tmp_path / 'studies.db'}", datetime(2026, 11, 30, 1, 22, 59)
+    assert study_names(storage) == set() and not (tmp_path / "studies.db").exists()  # nothing created to look
+    for want in ("tiny-20261130-012259", "tiny-20261130-012259-2", "tiny-20261130-012259-3"):
+        name = default_study_name("tiny", study_names(storage), now)
+        assert name == want
+        optuna.create_study(storage=storage, study_name=name)

@@ -17,6 +17,7 @@ another profile); a build that fails has its directory removed.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import shutil
@@ -80,9 +81,19 @@ class BuiltVariant:
                 "profile_problems": self.problems, "build_seconds": round(self.seconds, 2)}
 
 
-def default_workdir(name: str) -> Path:
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    return state_dir() / "pgo" / f"{stamp}-{name or 'project'}"
+def default_workdir(name: str, now: datetime | None = None) -> Path:
+    """A new, empty ``STATE/pgo/YYYYmmdd-HHMMSS-NAME``, made here so that a run started in the same
+    second (``-2``, ``-3`` …) never gets the same one."""
+    base = state_dir() / "pgo" / f"{(now or datetime.now()).strftime('%Y%m%d-%H%M%S')}-{name or 'project'}"
+    base.parent.mkdir(parents=True, exist_ok=True)
+    for i in itertools.count(1):
+        path = base if i == 1 else base.with_name(f"{base.name}-{i}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+    raise AssertionError("unreachable")
 
 
 class PgoRun:

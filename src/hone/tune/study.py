@@ -81,8 +81,7 @@ def open_study(storage: str, study_name: str, objective: Objective, sampler: opt
                *, create: bool, spec_name: str = "") -> optuna.Study:
     """Create (``create=True``; the name must be new) or load a study. Raises HoneError
     naming the study when that is impossible."""
-    exists = study_name in {s.study_name for s in optuna.get_all_study_summaries(storage)} \
-        if _has_store(storage) else False
+    exists = study_name in study_names(storage)
     if create and exists:
         raise HoneError(f"study {study_name!r} already exists in {mask_url(storage)}",
                         hint="add --resume to continue it, or choose another --study NAME")
@@ -104,6 +103,13 @@ def open_study(storage: str, study_name: str, objective: Objective, sampler: opt
         raise HoneError(f"study {study_name!r} was created with another objective ({len(study.directions)} "
                         "direction(s)); resume it with the same spec and options")
     return study
+
+
+def study_names(storage: str) -> set[str]:
+    """The names of the studies in ``storage`` (none when its SQLite file does not exist yet)."""
+    if not _has_store(storage):
+        return set()
+    return {s.study_name for s in optuna.get_all_study_summaries(storage, include_best_trial=False)}
 
 
 def _has_store(storage: str) -> bool:

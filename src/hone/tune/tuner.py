@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import itertools
 import math
 import os
 import shlex
@@ -74,6 +75,7 @@ from hone.tune.study import (
     record_trial_noise,
     recover_interrupted,
     run_trials,
+    study_names,
     unmeasured,
 )
 from hone.tune.timebudget import MIN_ROUNDS, Plan, TimeBudget
@@ -247,8 +249,10 @@ class TuneResult:
         }
 
 
-def default_study_name(spec_name: str) -> str:
-    return f"{spec_name}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+def default_study_name(spec_name: str, taken: set[str], now: dt.datetime | None = None) -> str:
+    """``SPEC-YYYYmmdd-HHMMSS``, with ``-2``, ``-3`` … when a study started in the same second has it."""
+    base = f"{spec_name}-{(now or dt.datetime.now()).strftime('%Y%m%d-%H%M%S')}"
+    return next(n for n in (base if i == 1 else f"{base}-{i}" for i in itertools.count(1)) if n not in taken)
 
 
 def latest_study(storage: str, spec_name: str) -> str | None:
@@ -320,7 +324,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         if name is None:
             raise HoneError(f"no earlier study of {spec.name!r} in {mask_url(storage)} to resume",
                             hint="leave out --resume to start one")
-    name = name or default_study_name(spec.name or "study")
+    name = name or default_study_name(spec.name or "study", study_names(storage))
     sampler = make_sampler(settings.sampler, seed=seed, n_trials=trials_cap,
                            constraints_func=constraints_from_attrs if objective.constrained else None,
                            random_starts=settings.random_starts, distributions=space.distributions)
