@@ -17,7 +17,6 @@ another profile); a build that fails has its directory removed.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import shutil
@@ -53,7 +52,7 @@ from hone.build.systems import SYSTEMS, BuildFlags, BuildSystem
 from hone.build.toolchain import Compilers, clang_compilers, gcc_compilers, rust_tools
 from hone.build.verify import FlagsNotAppliedError, Verification, check_instrumented, check_profile_use, explain
 from hone.core.errors import BenchmarkError, HoneError
-from hone.core.paths import state_dir
+from hone.core.paths import numbered, state_dir
 from hone.core.process import ProcessResult
 
 RESULT_FORMAT = "hone-pgo/1"
@@ -84,10 +83,10 @@ class BuiltVariant:
 def default_workdir(name: str, now: datetime | None = None) -> Path:
     """A new, empty ``STATE/pgo/YYYYmmdd-HHMMSS-NAME``, made here so that a run started in the same
     second (``-2``, ``-3`` …) never gets the same one."""
-    base = state_dir() / "pgo" / f"{(now or datetime.now()).strftime('%Y%m%d-%H%M%S')}-{name or 'project'}"
-    base.parent.mkdir(parents=True, exist_ok=True)
-    for i in itertools.count(1):
-        path = base if i == 1 else base.with_name(f"{base.name}-{i}")
+    parent = state_dir() / "pgo"
+    parent.mkdir(parents=True, exist_ok=True)
+    for candidate in numbered(f"{(now or datetime.now()).strftime('%Y%m%d-%H%M%S')}-{name or 'project'}"):
+        path = parent / candidate
         try:
             path.mkdir()
         except FileExistsError:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from hone.core.paths import numbered
 from hone.core.process import ProcessResult, run_process
 from hone.core.shell_text import rewrite
 
@@ -46,9 +47,7 @@ def scenario_name(command: str, taken: set[str]) -> str:
     words = [w for w in _split(command) if w != BINARY_PLACEHOLDER and not w.startswith("-")]
     words = [w for w in words if not re.fullmatch(r"[0-9.]+", w)] or ["scenario"]
     base = re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(words[-1]).name.split(".")[0]).strip("-") or "scenario"
-    name, i = base, 2
-    while name in taken:
-        name, i = f"{base}-{i}", i + 1
+    name = next(n for n in numbered(base) if n not in taken)
     taken.add(name)
     return name
 

@@ -1,8 +1,10 @@
-"""Where hone keeps its state: journal, lock, studies, caches."""
+"""Where hone keeps its state: journal, lock, studies, caches; and how it numbers what it names."""
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -48,3 +50,11 @@ def cache_dir() -> Path:
 def default_storage_url() -> str:
     """The default Optuna storage: an SQLite file in the state directory."""
     return f"sqlite:///{state_dir() / 'studies.db'}"
+
+
+def numbered(base: str) -> Iterator[str]:
+    """``base``, ``base-2``, ``base-3`` …: the names hone tries, in order, for something it
+    creates (a work directory, a study, a train scenario) when an earlier one has the name."""
+    yield base
+    for i in itertools.count(2):
+        yield f"{base}-{i}"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import itertools
 import math
 import os
 import shlex
@@ -25,7 +24,7 @@ from optuna.trial import TrialState
 
 from hone.core.errors import HoneError
 from hone.core.metrics import of_run
-from hone.core.paths import default_storage_url
+from hone.core.paths import default_storage_url, numbered
 from hone.knobs import driver_for
 from hone.knobs.risk import risks
 from hone.run.benchmark import Measurement
@@ -251,8 +250,8 @@ class TuneResult:
 
 def default_study_name(spec_name: str, taken: set[str], now: dt.datetime | None = None) -> str:
     """``SPEC-YYYYmmdd-HHMMSS``, with ``-2``, ``-3`` … when a study started in the same second has it."""
-    base = f"{spec_name}-{(now or dt.datetime.now()).strftime('%Y%m%d-%H%M%S')}"
-    return next(n for n in (base if i == 1 else f"{base}-{i}" for i in itertools.count(1)) if n not in taken)
+    return next(n for n in numbered(f"{spec_name}-{(now or dt.datetime.now()).strftime('%Y%m%d-%H%M%S')}")
+                if n not in taken)
 
 
 def latest_study(storage: str, spec_name: str) -> str | None:
