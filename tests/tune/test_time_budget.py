@@ -19,12 +19,13 @@ from tests.tune.conftest import write_three_knobs
 def test_max_time_stops_the_search_when_the_next_trial_would_not_fit_and_still_confirms(
         hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     spec = write_three_knobs(tmp_path, "apart", nap=0.5, trials=40)
-    res = hone("tune", spec, "--max-time", "14s", "--no-ablation", "--sampler", "random", "--study", "b",
+    res = hone("tune", spec, "--max-time", "18s", "--no-ablation", "--sampler", "random", "--study", "b",
                "--json", tmp_path / "r.json")
     assert res.code == 0, res.err + res.out
     doc = json.loads((tmp_path / "r.json").read_text())
     n = doc["trials"]
-    assert 5 <= n < 40 and "search stopped after" in res.out
+    # ~10 trials fit on an idle machine, 4 did on a loaded CI runner: how many is the formula's business
+    assert 2 <= n < 40 and "search stopped after" in res.out, res.out[-1500:]
     assert doc["confirmations"] and doc["verdict"] == "faster"  # the confirmation still ran, whole
     assert doc["confirmations"][0]["comparison"]["n"] == 6
     # As many trials as fit: from Optuna's own timestamps, the last trial started when it and
@@ -34,13 +35,13 @@ def test_max_time_stops_the_search_when_the_next_trial_would_not_fit_and_still_c
     trials = sorted(optuna.load_study(study_name="b", storage=doc["storage"]).trials, key=lambda t: t.number)
     first = trials[0].datetime_start.timestamp()
     per_trial = (trials[-1].datetime_complete.timestamp() - first) / n
-    expected = math.floor((doc["started"] + 14 - first) / per_trial) - 12
+    expected = math.floor((doc["started"] + 18 - first) / per_trial) - 12
     assert abs(n - expected) <= 1, (n, expected, per_trial, res.out[-1500:])
     # the budget held, confirmation included, within a fifth (runs a loaded machine slows after the plan)
-    assert doc["finished"] - doc["started"] <= 14 * 1.2, res.out[-1500:]
+    assert doc["finished"] - doc["started"] <= 18 * 1.2, res.out[-1500:]
     budget = doc["budget"]
-    assert budget["max_time_s"] == 14 and budget["trials_run"] == n and budget["planned_trials"] == 40
-    assert budget["search_stopped"] and budget["spent_s"] <= 14 * 1.2
+    assert budget["max_time_s"] == 18 and budget["trials_run"] == n and budget["planned_trials"] == 40
+    assert budget["search_stopped"] and budget["spent_s"] <= 18 * 1.2
     assert 0.5 <= budget["expected_trials"] / n <= 2  # predicted after the baseline, from its one run
 
 
