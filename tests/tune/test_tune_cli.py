@@ -321,3 +321,39 @@ def test_a_study_started_in_the_same_second_as_another_gets_a_name_of_its_own(tm
         name = default_study_name("tiny", study_names(storage), now)
         assert name == want
         optuna.create_study(storage=storage, study_name=name)
+
+
+def test_a_default_name_another_tune_takes_after_the_look_goes_to_the_next_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two tunes of one spec started at once: both look at the storage before either creates its
+    # study. The one that creates second must take the next name, not stop on Optuna's error.
+    from hone.spec.loader import load_spec
+    from hone.tune import tuner
+
+    spec = write_workload(tmp_path, trials=2)
+    monkeypatch.setenv("HONE_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("HONE_TEST_LOG", str(tmp_path / "runs.log"))
+    storage, now = f"sqlite:///{tmp_path / 'studies.db'}", datetime(2026, 12, 6, 7, 0, 0)
+    optuna.create_study(storage=storage, study_name="tiny-20261206-070000")  # the other tune's, just made
+    looks: list[str] = []
+
+    def stale_first(url: str) -> set[str]:  # the first look predates the other tune's study
+        looks.append(url)
+        return set() if len(looks) == 1 else study_names(url)
+
+    monkeypatch.setattr(tuner, "study_names", stale_first)
+    monkeypatch.setattr(tuner, "default_study_name",
+                        lambda spec, taken, when=None: default_study_name(spec, taken, now))
+    result = tuner.tune(load_spec(spec), tuner.TuneSettings(trials=2, seed=1, storage=storage, confirm_rounds=0))
+    assert result.study == "tiny-20261206-070000-2" and len(looks) == 2
+    assert study_names(storage) == {"tiny-20261206-070000", "tiny-20261206-070000-2"}
+    assert optuna.load_study(study_name="tiny-20261206-070000", storage=storage).trials == []  # untouched
+
+
+def test_a_study_name_the_user_gave_that_is_taken_is_refused_with_a_hint(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(tmp_path, trials=2)
+    storage = f"sqlite:///{tmp_path / 'studies.db'}"
+    optuna.create_study(storage=storage, study_name="mine")
+    res = hone("tune", spec, "--storage", storage, "--study", "mine", env={"HONE_TEST_LOG": str(tmp_path / "r.log")})
+    assert res.code == 2 and "study 'mine' already exists" in res.err and "--resume" in res.err, res.err
+    assert "Traceback" not in res.err and not (tmp_path / "r.log").exists()  # refused before any run

@@ -77,22 +77,25 @@ def constraints_from_attrs(trial: FrozenTrial) -> list[float]:
     return list(trial.user_attrs.get(ATTR_CONSTRAINTS, []))
 
 
+class StudyExists(HoneError):
+    """A new study's name is taken in its storage."""
+
+
 def open_study(storage: str, study_name: str, objective: Objective, sampler: optuna.samplers.BaseSampler,
                *, create: bool, spec_name: str = "") -> optuna.Study:
-    """Create (``create=True``; the name must be new) or load a study. Raises HoneError
-    naming the study when that is impossible."""
-    exists = study_name in study_names(storage)
-    if create and exists:
-        raise HoneError(f"study {study_name!r} already exists in {mask_url(storage)}",
-                        hint="add --resume to continue it, or choose another --study NAME")
-    if not create and not exists:
+    """Create (``create=True``; the name must be new: else :class:`StudyExists`) or load a study.
+    Raises HoneError naming the study when that is impossible."""
+    if not create and study_name not in study_names(storage):
         raise HoneError(f"no study {study_name!r} in {mask_url(storage)} to resume",
                         hint="leave out --resume to start it")
-    try:
+    try:  # creating: the storage refuses a taken name, also one another process took a moment ago
         study = optuna.create_study(
             storage=storage, study_name=study_name, sampler=sampler,
             directions=objective.directions, load_if_exists=not create,
         )
+    except optuna.exceptions.DuplicatedStudyError:
+        raise StudyExists(f"study {study_name!r} already exists in {mask_url(storage)}",
+                          hint="add --resume to continue it, or choose another --study NAME") from None
     except (ValueError, ImportError) as exc:
         raise HoneError(f"cannot open storage {mask_url(storage)}: {scrub(str(exc), storage)}") from None
     if create:

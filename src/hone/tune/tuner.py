@@ -61,6 +61,7 @@ from hone.tune.study import (
     ATTR_FAIL_KNOBS,
     ATTR_RUNS_STARTED,
     ATTR_SPEC,
+    StudyExists,
     TrialOutcome,
     baseline_cv,
     constraints_from_attrs,
@@ -323,6 +324,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         if name is None:
             raise HoneError(f"no earlier study of {spec.name!r} in {mask_url(storage)} to resume",
                             hint="leave out --resume to start one")
+    defaulted = name is None
     name = name or default_study_name(spec.name or "study", study_names(storage))
     sampler = make_sampler(settings.sampler, seed=seed, n_trials=trials_cap,
                            constraints_func=constraints_from_attrs if objective.constrained else None,
@@ -330,7 +332,15 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     system = [d for d in (driver_for(k) for k in spec.knobs) if d.changes_system]
     with machine_lock_if(changes_machine(loaded), f"hone tune {loaded.path}"):
         journal = Journal()
-        study = open_study(storage, name, objective, sampler, create=not settings.resume, spec_name=spec.name or "")
+        for attempt in range(5):
+            try:
+                study = open_study(storage, name, objective, sampler, create=not settings.resume,
+                                   spec_name=spec.name or "")
+                break
+            except StudyExists:  # a tune started at the same moment took the default name: the next one
+                if not defaulted or attempt == 4:
+                    raise
+                name = default_study_name(spec.name or "study", study_names(storage))
         if settings.resume and settings.max_runs is not None:
             open_runs = study.user_attrs.get(ATTR_OPEN_RUNS)
             runs.earlier = int(open_runs or 0)  # the job's budget continues
