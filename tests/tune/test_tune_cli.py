@@ -127,6 +127,9 @@ def test_the_search_stops_once_every_configuration_is_measured(workload, hone):
     # ... which the estimate foresaw: the search planned as the 3 configurations left, not the 8 trials
     assert re.search(r"^estimate: ~\S+ \(3 trials × 1 run,", res.out, re.M), res.out
     assert doc["budget"]["planned_trials"] == 3
+    # ... and so did the search's header and its progress
+    assert "all' in sqlite" in res.out and ": 3 trials (of 8: only 3 configurations are unmeasured)" in res.out
+    assert "trial 3/3 (#2)" in res.out and "/8 (#" not in res.out
     assert doc["recommended"] == {"level": 3, "x": 5} and doc["verdict"] == "faster"
 
 

@@ -419,12 +419,15 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                          confirm_rounds=exact_rounds or pooled_rounds or None)
             phase("estimate", clock.begin(plan, max_runs=runs.left()))
             _say_cuts(clock, phase)
-            phase("trials", f"study {name!r} in {mask_url(storage)}: {budget - plan.done} trials"
-                  + (" at most" if runs.max_runs is not None else "") + f", sampler {settings.sampler}"
+            fewer = plan.trials < budget - plan.done  # a discrete space with fewer configurations left
+            phase("trials", f"study {name!r} in {mask_url(storage)}: {plan.trials} trials"
+                  + (" at most" if runs.max_runs is not None else "")
+                  + (f" (of {budget - plan.done}: only {plan.trials} configurations are unmeasured)" if fewer else "")
+                  + f", sampler {settings.sampler}"
                   + (f", {workers} workers" if workers > 1 else "")
                   + ("; one run each (the model weighs the noise)" if one_run and repeats > 1 else ""))
             if events.on_trials:
-                events.on_trials(budget)
+                events.on_trials(plan.done + plan.trials)
             runs.phase = "search"
             if settings.workers:
                 before = {t.number for t in study.get_trials(deepcopy=False)}
