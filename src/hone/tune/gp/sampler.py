@@ -267,7 +267,7 @@ class HoneGPSampler(BaseSampler):
         once ``prior_after`` trials are complete: every ``probe_every``-th trial number."""
         s = self.settings
         return (n_done >= s.prior_after and number % s.probe_every == 0
-                and not enumerable(cols, s.enumerate_limit) and (s.probe_exact or self.noisy(study)))
+                and not enumerable(cols, s.enumerate_limit) and self.noisy(study))
 
     def _line_probe(self, cols: list[Column], data: Data, n_done: int,
                     seen: set[tuple[float, ...]], noise: float = 0.0) -> list[float] | None:

@@ -60,7 +60,6 @@ class GPSettings:
     probe_gap: float = 0.125  # ... into an unmeasured gap wider than this share of a knob's range
     probe_line: float = 0.1  # ... on the line through the incumbent: other ordered knobs within this share
     probe_length_scale: float = 1.0  # ... along a knob whose fitted length scale exceeds its range
-    probe_exact: bool = False  # ... with runs that repeat exactly too (0011 probed only under noise)
     # recommendation
     rerank_top: int = 5  # rank_trials re-ranks the best-observed few by posterior mean
     model_candidate: bool = True  # noisy large spaces: the model names the last candidate (0013)
