@@ -318,29 +318,27 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     if settings.workers:
         settings.workers.check(loaded)
     storage = prepare_storage(storage)  # PostgreSQL: reachable? password? schema? (one line)
-    name = settings.study or spec.tune.study
-    if settings.resume and name is None:
-        name = latest_study(storage, spec.name or "")
-        if name is None:
+    given = settings.study or spec.tune.study  # None: a default name, chosen when the study is created
+    if settings.resume and given is None:
+        given = latest_study(storage, spec.name or "")
+        if given is None:
             raise HoneError(f"no earlier study of {spec.name!r} in {mask_url(storage)} to resume",
                             hint="leave out --resume to start one")
-    defaulted = name is None
-    name = name or default_study_name(spec.name or "study", study_names(storage))
     sampler = make_sampler(settings.sampler, seed=seed, n_trials=trials_cap,
                            constraints_func=constraints_from_attrs if objective.constrained else None,
                            random_starts=settings.random_starts, distributions=space.distributions)
     system = [d for d in (driver_for(k) for k in spec.knobs) if d.changes_system]
     with machine_lock_if(changes_machine(loaded), f"hone tune {loaded.path}"):
         journal = Journal()
-        for attempt in range(5):
+        for attempt in range(5):  # named under the lock, which a tune may have waited for
+            name = given or default_study_name(spec.name or "study", study_names(storage))
             try:
                 study = open_study(storage, name, objective, sampler, create=not settings.resume,
                                    spec_name=spec.name or "")
                 break
             except StudyExists:  # a tune started at the same moment took the default name: the next one
-                if not defaulted or attempt == 4:
+                if given or attempt == 4:
                     raise
-                name = default_study_name(spec.name or "study", study_names(storage))
         if settings.resume and settings.max_runs is not None:
             open_runs = study.user_attrs.get(ATTR_OPEN_RUNS)
             runs.earlier = int(open_runs or 0)  # the job's budget continues
