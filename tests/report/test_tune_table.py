@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from hone.core.metrics import verdict_word
-from hone.report.tune_terminal import recommendation_kind, render, result_table
+from hone.report.tune_terminal import knob_value, recommendation_kind, render, result_table
 
 SAMPLE = json.loads((Path(__file__).parent / "formats" / "samples" / "hone-tune-2.json").read_text())
 
@@ -64,3 +64,18 @@ def test_the_html_report_marks_knobs_at_the_current_value() -> None:
     doc["unchanged"] = [first]
     page = render_study_html(None, doc)
     assert f"{first} = {doc['recommended'][first]} (as now)" in page and page.count("(as now)") == 1
+
+
+def test_a_float_knob_is_shown_to_six_significant_digits_and_stored_whole() -> None:
+    doc = copy.deepcopy(SAMPLE)
+    knob = next(iter(doc["recommended"]))
+    doc["recommended"][knob] = 0.08923539861147475
+    doc["unchanged"] = []
+    line = next(ln for ln in _text(render(doc)).splitlines() if ln.startswith("Recommendation"))
+    assert f"{knob}=0.0892354" in line and "0.089235398" not in line
+    assert doc["recommended"][knob] == 0.08923539861147475  # the document is not rounded
+
+
+def test_knob_values_keep_their_integer_digits_and_non_floats_as_given() -> None:
+    assert [knob_value(v) for v in (1234567.891, -0.333333333333, 3.3e-10, 4.0, 3, "x", True, float("inf"))] \
+        == ["1234568.0", "-0.333333", "3.3e-10", "4.0", "3", "x", "True", "inf"]

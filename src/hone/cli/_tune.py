@@ -33,6 +33,7 @@ from hone.report.tune_terminal import (
     ablation_lines,
     budget_lines,
     failed_at,
+    knob_value,
     recommendation_kind,
     recommendation_text,
     result_table,
@@ -47,7 +48,7 @@ from hone.tune.storage import mask_url
 
 
 def _short(config: dict[str, Any], limit: int = 6) -> str:
-    items = [f"{k}={v}" for k, v in config.items()]
+    items = [f"{k}={knob_value(v)}" for k, v in config.items()]
     return " ".join(items[:limit]) + (" …" if len(items) > limit else "")
 
 

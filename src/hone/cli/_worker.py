@@ -7,6 +7,7 @@ import click
 from hone.cli import main
 from hone.cli._common import console, err_console, fmt_num, load_checked, safe_study_name, stdout_for_data, write_json
 from hone.core.errors import RestoreError
+from hone.report.tune_terminal import knob_value
 
 
 @main.command("worker")
@@ -48,7 +49,7 @@ def worker_cmd(spec: str, storage: str, study_name: str, trials: int | None, sam
                          heartbeat_s=heartbeat_s, grace_s=grace_s)
 
     def line(outcome) -> None:  # type: ignore[no-untyped-def]
-        config = " ".join(f"{k}={v}" for k, v in outcome.config.items())
+        config = " ".join(f"{k}={knob_value(v)}" for k, v in outcome.config.items())
         if outcome.state == "complete":
             metrics = " ".join(f"{k}={fmt_num(v)}" for k, v in outcome.means.items())
             console.print(f"trial {outcome.number}: {outcome.elapsed_s:.1f}s {config} -> {metrics}", soft_wrap=True)

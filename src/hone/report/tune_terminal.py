@@ -22,6 +22,14 @@ def _num(v: Any) -> str:
     return f"{v:.4g}" if abs(v) < 1000 else f"{v:,.1f}"
 
 
+def knob_value(v: Any) -> str:
+    """A knob value as the terminal shows it: a float with a fraction to 6 significant digits
+    (``y=0.0892354``, not ``y=0.08923539861147475``); the result file keeps every digit."""
+    if isinstance(v, float) and math.isfinite(v) and not v.is_integer():
+        return str(round(v, max(0, 5 - math.floor(math.log10(abs(v))))))
+    return str(v)
+
+
 def result_table(data: dict[str, Any], title: str, goals: dict[str, str] | None = None) -> Table:
     """Baseline vs the recommendation (else the best confirmed candidate), one row per scored
     metric: the live ``hone tune`` output and ``hone report`` print this same table. ``goals``
@@ -83,10 +91,10 @@ def recommendation_text(rec: dict[str, Any], unchanged: Iterable[str], limit: in
     result's ``unchanged``) said apart so that they do not read as changes; ``limit``: at most
     that many changes shown."""
     same = set(unchanged)
-    changes = [f"{k}={v}" for k, v in rec.items() if k not in same]
+    changes = [f"{k}={knob_value(v)}" for k, v in rec.items() if k not in same]
     if limit is not None and len(changes) > limit:
         changes = [*changes[:limit], "…"]
-    kept = " ".join(f"{k}={v}" for k, v in rec.items() if k in same)
+    kept = " ".join(f"{k}={knob_value(v)}" for k, v in rec.items() if k in same)
     return (" ".join(changes) or "(no change)") + (f" (as now: {kept})" if kept else "")
 
 
