@@ -1,4 +1,4 @@
-.PHONY: setup demo example-postgresql example-redis example-nginx example-pgo-redis example-pgo-nginx example-readahead test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-analyse bench-faults bench-readahead lint clean
+.PHONY: setup demo example-postgresql example-redis example-nginx example-pgo-redis example-pgo-nginx example-readahead test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-analyse bench-faults bench-readahead lint lock clean
 VENV := .venv
 HONE := $(VENV)/bin/hone
 export PATH := $(CURDIR)/$(VENV)/bin:$(HOME)/.cargo/bin:$(PATH)
@@ -97,6 +97,15 @@ bench-analyse:              # hone analyse on PostgreSQL, Redis, nginx, compress
 lint:
 	@$(SETUP) core
 	$(VENV)/bin/ruff check src tests benchmarks
+
+# deps/python-constraints.txt from pyproject.toml: the newest versions that fit, every extra
+lock:
+	@$(SETUP) core
+	mkdir -p build
+	$(VENV)/bin/uv pip compile pyproject.toml --all-extras --python-version 3.11 --no-header --no-annotate \
+	  -o build/python-constraints.txt
+	{ sed -n '1,3p' deps/python-constraints.txt; cat build/python-constraints.txt; } > build/constraints.new
+	mv build/constraints.new deps/python-constraints.txt
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

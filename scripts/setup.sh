@@ -60,7 +60,9 @@ if [[ ! -x .venv/bin/python ]]; then "$PY" -m venv .venv; fi
 have=$(cat "$stamp" 2>/dev/null || echo "-")
 missing_extra=0
 for e in ${extras//,/ }; do [[ ",$have," == *",$e,"* ]] || missing_extra=1; done
-if [[ ! -f $stamp || pyproject.toml -nt $stamp || $missing_extra -eq 1 ]]; then
+# Versions come from deps/python-constraints.txt (make lock), so results repeat across clones.
+constraints=deps/python-constraints.txt
+if [[ ! -f $stamp || pyproject.toml -nt $stamp || $constraints -nt $stamp || $missing_extra -eq 1 ]]; then
   [[ "$have" == "-" ]] && have=""
   union=$(printf '%s\n' ${have//,/ } ${extras//,/ } | sort -u | paste -sd, -)
   .venv/bin/python -m pip install -q --upgrade pip
@@ -69,9 +71,9 @@ if [[ ! -f $stamp || pyproject.toml -nt $stamp || $missing_extra -eq 1 ]]; then
   if timeout 300 .venv/bin/python -m pip install -q uv \
       && timeout 1800 .venv/bin/uv pip install -q --python .venv/bin/python --compile-bytecode \
            ${PIP_INDEX_URL:+--index-url "$PIP_INDEX_URL"} ${PIP_FIND_LINKS:+--find-links "$PIP_FIND_LINKS"} \
-           -e ".${union:+[$union]}"; then :
+           -c "$constraints" -e ".${union:+[$union]}"; then :
   else
-    .venv/bin/python -m pip install -q -e ".${union:+[$union]}"
+    .venv/bin/python -m pip install -q -c "$constraints" -e ".${union:+[$union]}"
   fi
   echo "$union" > "$stamp"
 fi
