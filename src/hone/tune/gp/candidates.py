@@ -31,12 +31,11 @@ def startup_point(cols: list[Column], number: int, n_startup: int, seed: int, rn
         u = qmc.LatinHypercube(d=len(cols), seed=seed & 0xFFFFFFFF).random(n_startup)[number]
     else:
         u = rng.random(len(cols))
-    levels = [float(c.from_unit(np.array([x]))[0]) if settings.log_ints and c.log_int
-              else min(c.size - 1, int(x * c.size)) if c.size else float(x) for c, x in zip(cols, u, strict=True)]
+    levels = [min(c.size - 1, int(x * c.size)) if c.size else float(x) for c, x in zip(cols, u, strict=True)]
     for _ in range(50):
         if tuple(levels) not in seen:
             return levels
-        levels = random_levels(cols, rng, 1, settings.log_ints)[0].tolist()
+        levels = random_levels(cols, rng, 1)[0].tolist()
     if enumerable(cols, settings.enumerate_limit):  # a nearly full small space: draw among what is left
         cands = grid(cols)
         fresh = cands[unmeasured(cands, seen)]
@@ -46,10 +45,9 @@ def startup_point(cols: list[Column], number: int, n_startup: int, seed: int, rn
     return levels
 
 
-def neighbours(cols: list[Column], levels: np.ndarray, log_ints: bool = False) -> np.ndarray:
+def neighbours(cols: list[Column], levels: np.ndarray) -> np.ndarray:
     """Every single-knob move of each row: ±1, 2, 4 steps and ~2/10/25% of the range for
-    ordered knobs (``log_ints``: of a log-int knob's log range), every other choice of a
-    categorical, ±1/5/15% for floats."""
+    ordered knobs, every other choice of a categorical, ±1/5/15% for floats."""
     out = []
     for i, c in enumerate(cols):
         if c.categorical:
@@ -57,18 +55,6 @@ def neighbours(cols: list[Column], levels: np.ndarray, log_ints: bool = False) -
                 moved = levels.copy()
                 moved[:, i] = k
                 out.append(moved)
-            continue
-        if log_ints and c.log_int:
-            unit = c.to_unit(levels[:, i])
-            for sgn in (-1, 1):
-                for s in (1, 2, 4):
-                    moved = levels.copy()
-                    moved[:, i] = np.clip(moved[:, i] + sgn * s, 0, c.top)
-                    out.append(moved)
-                for f in (0.02, 0.1, 0.25):
-                    moved = levels.copy()
-                    moved[:, i] = c.from_unit(unit + sgn * f)
-                    out.append(moved)
             continue
         if c.size:
             steps = sorted({1, 2, 4} | {max(1, round(c.size * f)) for f in (0.02, 0.1, 0.25)})
@@ -125,9 +111,6 @@ def trust_region_points(cols: list[Column], levels: np.ndarray, y: np.ndarray, s
         if c.categorical:
             move = rng.random(n) < 1 / d
             pts[move, i] = rng.integers(c.size, size=int(move.sum()))
-        elif settings.log_ints and c.log_int:  # the step on the log scale the model sees
-            move = rng.random(n) < min(1.0, 2 / d)
-            pts[move, i] = c.from_unit(c.to_unit(pts[move, i]) + rng.normal(0, length, size=int(move.sum())))
         else:
             move = rng.random(n) < min(1.0, 2 / d)
             moved = pts[move, i] + rng.normal(0, length * c.top, size=int(move.sum()))
@@ -182,9 +165,7 @@ def line_probe(gp: object, cols: list[Column], levels: np.ndarray, incumbent: np
     s = settings
     scales = length_scales(gp)
     offsets = np.cumsum([0] + [c.width() for c in cols])
-    logs = [s.log_ints and c.log_int for c in cols]  # positions on the log scale the model sees
     near_other = [levels[:, j] == incumbent[j] if c.categorical
-                  else np.abs(c.to_unit(levels[:, j]) - c.to_unit(incumbent[j:j + 1])[0]) <= s.probe_line if logs[j]
                   else np.abs(levels[:, j] - incumbent[j]) <= s.probe_line * c.top for j, c in enumerate(cols)]
     gaps = []
     for i, c in enumerate(cols):
@@ -195,12 +176,6 @@ def line_probe(gp: object, cols: list[Column], levels: np.ndarray, incumbent: np
             if j != i:
                 on_line &= m
         line = sorted(set(levels[on_line, i].tolist()) | {float(incumbent[i])})
-        if logs[i]:
-            units = sorted(set(c.to_unit(np.array(line)).tolist()))
-            for lo, hi in zip([0.0, *units], [*units, 1.0], strict=True):
-                if hi - lo > s.probe_gap:
-                    gaps.append((-(hi - lo), i, float(c.from_unit(np.array([(lo + hi) / 2]))[0])))
-            continue
         for lo, hi in zip([0.0, *line], [*line, c.top], strict=True):
             if (hi - lo) / c.top > s.probe_gap:
                 mid = (lo + hi) / 2

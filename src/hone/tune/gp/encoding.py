@@ -64,22 +64,6 @@ class Column:
             out = d.low + round((out - d.low) / d.step) * d.step
         return float(min(d.high, max(d.low, out)))
 
-    @property
-    def log_int(self) -> bool:
-        """An int knob over a log range: the model sees its log position, not its step index."""
-        return isinstance(self.dist, IntDistribution) and self.dist.log and self.size > 1
-
-    def to_unit(self, levels: np.ndarray) -> np.ndarray:
-        """Levels of a log-int knob → their position in [0, 1] on the log scale the model sees."""
-        d = self.dist
-        return (np.log(d.low + levels) - math.log(d.low)) / (math.log(d.high) - math.log(d.low))
-
-    def from_unit(self, u: np.ndarray) -> np.ndarray:
-        """Positions in [0, 1] on the log scale → the nearest levels of a log-int knob."""
-        d = self.dist
-        vals = np.exp(math.log(d.low) + np.clip(u, 0.0, 1.0) * (math.log(d.high) - math.log(d.low)))
-        return np.clip(np.round(vals) - d.low, 0, self.top)
-
     def encode(self, levels: np.ndarray) -> np.ndarray:
         """Levels (n,) → model inputs (n, width): one-hot, or a position in [0, 1]."""
         d = self.dist
@@ -139,11 +123,9 @@ def grid(cols: list[Column]) -> np.ndarray:
     return np.column_stack([g.ravel() for g in grids])
 
 
-def random_levels(cols: list[Column], rng: np.random.Generator, n: int, log_ints: bool = False) -> np.ndarray:
-    """``n`` uniform rows of levels (``log_ints``: log-int knobs uniform on their log scale)."""
-    return np.column_stack([c.from_unit(rng.random(n)) if log_ints and c.log_int
-                            else rng.integers(c.size, size=n).astype(float) if c.size else rng.random(n)
-                            for c in cols])
+def random_levels(cols: list[Column], rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` uniform rows of levels."""
+    return np.column_stack([rng.integers(c.size, size=n).astype(float) if c.size else rng.random(n) for c in cols])
 
 
 def unmeasured(cands: np.ndarray, seen: set[tuple[float, ...]]) -> np.ndarray:

@@ -307,8 +307,7 @@ class HoneGPSampler(BaseSampler):
         local = cand.trust_region_points(cols, levels[:n_done], data[1][:n_done],
                                          start, rng, s) \
             if s.trust_region else np.empty((0, len(cols)))
-        cands = np.vstack([random_levels(cols, rng, s.random_candidates, s.log_ints), local,
-                           cand.neighbours(cols, top, s.log_ints)])
+        cands = np.vstack([random_levels(cols, rng, s.random_candidates), local, cand.neighbours(cols, top)])
         if thompson:
             return self._thompson(gp, cols, cands, seen, rng)
         sc = score(cands)
@@ -318,7 +317,7 @@ class HoneGPSampler(BaseSampler):
         for row in starts:
             cur, cur_s = row[None, :], float(score(row[None, :])[0])
             for _ in range(8):
-                nb = cand.neighbours(cols, cur, s.log_ints)
+                nb = cand.neighbours(cols, cur)
                 ns = score(nb)
                 j = int(np.argmax(ns))
                 if ns[j] <= cur_s:
@@ -327,7 +326,7 @@ class HoneGPSampler(BaseSampler):
             if cur_s > best_s:
                 best_row, best_s = cur[0], cur_s
         if not math.isfinite(best_s):
-            return random_levels(cols, rng, 1, s.log_ints)[0].tolist()
+            return random_levels(cols, rng, 1)[0].tolist()
         if s.refine_continuous:
             best_row = cand.refine_continuous(cols, best_row, best_s, score)
         return best_row.tolist()

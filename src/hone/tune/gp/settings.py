@@ -15,7 +15,6 @@ class GPSettings:
     # encoding and candidates
     enumerate_limit: int = 20_000  # discrete spaces up to this size: EI over every configuration
     random_candidates: int = 1000  # larger spaces: uniform EI candidates per suggestion
-    log_ints: bool = False  # int knobs over log ranges drawn, stepped and probed on the log scale the model sees
     refine_continuous: bool = False  # ... EI's best then refined along its float knobs by L-BFGS-B (0075)
     # the model
     warp: str = "log-rank"  # EI's model of y: log when every value is positive, else ranks (model.WARPS; 0041)
