@@ -102,7 +102,7 @@ lint:
 lock:
 	@$(SETUP) core
 	mkdir -p build
-	$(VENV)/bin/uv pip compile pyproject.toml --all-extras --python-version 3.11 --no-header --no-annotate \
+	$(VENV)/bin/uv pip compile -q pyproject.toml --all-extras --python-version 3.11 --no-header --no-annotate \
 	  -o build/python-constraints.txt
 	{ sed -n '1,3p' deps/python-constraints.txt; cat build/python-constraints.txt; } > build/constraints.new
 	mv build/constraints.new deps/python-constraints.txt
