@@ -1,6 +1,7 @@
 """The bbob-mixint problems of the suite: how they were drawn, and their optima (data/optima.json).
 
     python benchmarks/tuning/optima.py --draw        # print the draw (seed 2026) that suite/problems.py lists
+    python benchmarks/tuning/optima.py --draw-unseen # the functions it left out (the "unseen" group)
     python benchmarks/tuning/optima.py [NAME ...]    # compute missing optima (~1 min for d=5, ~3 min for d=10)
 
 The A-Tune-style problems' optima (suite/atune_style.py) are found by its coordinate search.
@@ -27,7 +28,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "suite"))
 import atune_style  # noqa: E402
-from problems import BBOB, DATA, _coco  # noqa: E402
+from problems import BBOB, DATA, UNSEEN, _coco  # noqa: E402
 
 
 def draw() -> list[tuple[int, int, int]]:
@@ -90,17 +91,26 @@ def optimum(f: int, i: int, d: int) -> tuple[float, list[float]]:
     return fbest, [float(v) for v in xbest]
 
 
+def draw_unseen() -> list[tuple[int, int, int]]:
+    """Every bbob-mixint function :func:`draw` left out, in d=5, an instance each (seed 2027):
+    the "unseen" problems, added after the split and never used to decide anything."""
+    r = random.Random(2027)
+    drawn = {f for f, _, _ in draw()}
+    return [(f, r.randint(1, 15), 5) for f in range(1, 25) if f not in drawn]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*")
     ap.add_argument("--draw", action="store_true")
+    ap.add_argument("--draw-unseen", action="store_true")
     args = ap.parse_args()
-    if args.draw:
-        print(draw())
+    if args.draw or args.draw_unseen:
+        print(draw() if args.draw else draw_unseen())
         return
     path = DATA / "optima.json"
     known = json.loads(path.read_text()) if path.exists() else {}
-    for f, i, d in BBOB:
+    for f, i, d in BBOB + UNSEEN:
         name = f"bbob-f{f:02d}-i{i:02d}-d{d:02d}"
         if (args.names and name not in args.names) or (name in known and not args.names):
             continue
