@@ -101,11 +101,8 @@ lint:
 # deps/python-constraints.txt from pyproject.toml: the newest versions that fit, every extra
 lock:
 	@$(SETUP) core
-	mkdir -p build
-	$(VENV)/bin/uv pip compile -q pyproject.toml --all-extras --python-version 3.11 --no-header --no-annotate \
-	  -o build/python-constraints.txt
-	{ sed -n '1,3p' deps/python-constraints.txt; cat build/python-constraints.txt; } > build/constraints.new
-	mv build/constraints.new deps/python-constraints.txt
+	$(VENV)/bin/uv pip compile -q --upgrade pyproject.toml --all-extras --python-version 3.11 --no-annotate \
+	  --custom-compile-command "make lock" -o deps/python-constraints.txt
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache
