@@ -160,3 +160,34 @@ def test_script_knob_whose_get_prints_nothing_is_refused_before_anything_runs(ho
     assert f"{spec}:5: knobs[1]: script knob depth: get printed nothing (stderr: " in res.err
     assert "hone-no-such-tool: not found" in res.err and "could not put it back" in res.err
     assert not (tmp_path / "bench.log").exists()
+
+
+def test_script_knob_whose_get_prints_two_lines_is_refused_before_anything_runs(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # A-Tune's MariaDB pair: `grep sort_buffer_size` also finds myisam_sort_buffer_size; no value
+    # hone sets reads back as two lines, so every trial would fail at its read-back
+    conf = tmp_path / "my.cnf"
+    conf.write_text("sort_buffer_size = 1048576\nmyisam_sort_buffer_size = 262144\n")
+    spec = _script_knob_spec(tmp_path, f"grep sort_buffer_size {conf} | awk -F= '{{print $2}}'",
+                             f"sed -i 's/sort_buffer_size.*/sort_buffer_size = $value/' {conf}")
+    res = hone("tune", spec)
+    assert res.code == 2 and "Traceback" not in res.err
+    assert len(res.err.strip().splitlines()) == 1
+    assert (f"{spec}:5: knobs[1]: script knob depth: get printed 2 lines ('1048576', '262144'), not one value"
+            in res.err)
+    assert "does its grep match other lines too?" in res.err
+    assert conf.read_text() == "sort_buffer_size = 1048576\nmyisam_sort_buffer_size = 262144\n"
+    assert not (tmp_path / "bench.log").exists()
+    # anchored, it is one line and the job runs
+    spec = _script_knob_spec(tmp_path, f"grep '^sort_buffer_size' {conf} | awk -F= '{{print $2}}'", "true", trials=1)
+    assert hone("tune", spec, "--confirm", "0").code == 0
+
+
+def test_a_two_line_get_is_accepted_when_a_value_of_the_knob_has_two_words(tmp_path: Path) -> None:
+    from hone.knobs.script import several_lines
+    from hone.spec.models import ScriptKnobSpec
+
+    model = ScriptKnobSpec(name="cpus", kind="script", get="cat f", set="true", values=["0 1", "0"])
+    assert several_lines("cpus", model, "0\n1\n") is None
+    model = ScriptKnobSpec(name="cpus", kind="script", get="cat f", set="true", values=["0", "1"])
+    why = several_lines("cpus", model, "0\n1\n")
+    assert why is not None and "grep" not in why.message and "get printed 2 lines ('0', '1')" in why.message

@@ -32,7 +32,7 @@ from hone.core.process import ProcessResult, at_exit, run_process
 from hone.core.restart import Restart
 from hone.knobs._files import TEMP_PREFIX, Files, Removable, Stat
 from hone.knobs.base import KnobDriver
-from hone.knobs.script import no_value
+from hone.knobs.script import no_value, several_lines
 
 #: Seconds ssh may take to connect; the whole command gets ``timeout`` (script) or this ×3.
 CONNECT_TIMEOUT_S = 10
@@ -158,8 +158,13 @@ class RemoteDriver(KnobDriver):
         return _normalise(self._ssh(["cat", self._path()], what="read").stdout)
 
     def check(self) -> None:
-        if not self.read() and self.model.kind == "script":  # as ScriptDriver.check: no value, no put-back
+        value = self.read()
+        if self.model.kind != "script":
+            return
+        if not value:  # as ScriptDriver.check: no value, no put-back
             raise no_value(f"script knob {self.name} on {self.host}")
+        if (why := several_lines(f"script knob {self.name} on {self.host}", self.model, value)) is not None:
+            raise why
 
     def write(self, text: str) -> None:
         if self.model.kind == "script":

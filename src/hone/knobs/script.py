@@ -32,6 +32,22 @@ def no_value(what: str, stderr: str = "") -> KnobError:
                      + ": hone cannot read the current value, so it could not put it back; make get print it")
 
 
+def several_lines(what: str, model: Any, out: str) -> KnobError | None:
+    """The refusal of a ``get`` that prints several lines where every value of the knob is one
+    word: no value hone sets can read back as that, so every trial would fail its read-back.
+    The usual cause is a ``grep`` matching another key too (A-Tune's MariaDB pair:
+    ``grep sort_buffer_size`` also finds ``myisam_sort_buffer_size``)."""
+    lines = [line.strip() for line in out.strip().splitlines() if line.strip()]
+    if len(lines) < 2 or any(len(str(v).split()) > 1 for v in (model.values or [])):
+        return None
+    command = model.get if isinstance(model.get, str) else " ".join(model.get)
+    shown = ", ".join(repr(line) for line in lines[:3]) + (" …" if len(lines) > 3 else "")
+    cause = (" (does its grep match other lines too? anchor it: grep '^KEY' or grep -w KEY, and the"
+             " set's sed the same way)" if "grep" in command else "")
+    return KnobError(f"{what}: get printed {len(lines)} lines ({shown}), not one value: hone reads back "
+                     f"every value it sets, and none of this knob's would read back as that{cause}")
+
+
 class ScriptDriver(KnobDriver):
     kind = "script"
 
@@ -80,6 +96,8 @@ class ScriptDriver(KnobDriver):
         result = self._get()
         if not result.stdout.strip():
             raise no_value(f"script knob {self.name}", result.stderr_tail())
+        if (why := several_lines(f"script knob {self.name}", self.model, result.stdout)) is not None:
+            raise why
 
     def write(self, text: str) -> None:
         argv, env = self._argv(self.model.set, text)  # type: ignore[attr-defined]
