@@ -126,16 +126,47 @@ def test_a_service_a_knob_restart_command_starts_outlives_hone(hone, tmp_path: P
             path: {conf}
             key: threads
             range: [1, 16]
-            restart: [sh, -c, "setsid -f sleep 300 >/dev/null 2>&1; sleep 30 & echo restarted"]
+            restart: [sh, -c, "setsid -f sleep 300 >/dev/null 2>&1; sleep 301 & echo restarted"]
         """))
     res = hone("apply", spec, "--set", "threads=4", env={MARK_ENV: mark})
     assert res.code == 0, res.err
-    # the daemon (a session of its own) stays; the `sleep 30 &` that stayed in the command's group does not
-    assert [c for _, c in marked(mark)] == ["sleep"]
-    (pid, _), = marked(mark)
-    with open(f"/proc/{pid}/cmdline", "rb") as fh:
-        assert fh.read() == b"sleep\x00300\x00"
+    # what a restart command leaves is the service: a daemon in a session of its own, and a
+    # start script's background job (`mariadbd &`) too, holding the command's output pipe
+    first = _cmdlines(mark)
+    assert sorted(first.values()) == ["sleep 300", "sleep 301"]
+    assert "left" not in res.err
     # rollback stops what dead hones left, but not a service: its restart starts a second one
     assert hone("rollback", env={MARK_ENV: mark}).code == 0
     assert conf.read_text() == "threads = 2\n"
-    assert [c for _, c in marked(mark)] == ["sleep", "sleep"] and (pid, "sleep") in marked(mark)
+    now = _cmdlines(mark)
+    assert first.items() <= now.items() and sorted(now.values()) == ["sleep 300", "sleep 300", "sleep 301", "sleep 301"]
+
+
+def test_what_a_failed_restart_command_left_running_is_stopped(hone, tmp_path: Path, mark: str) -> None:  # type: ignore[no-untyped-def]
+    conf = tmp_path / "app.conf"
+    conf.write_text("threads = 2\n")
+    spec = tmp_path / "hone.yaml"
+    spec.write_text(textwrap.dedent(f"""\
+        name: service
+        benchmark: {{command: [echo, score=1]}}
+        knobs:
+          - name: threads
+            kind: file
+            path: {conf}
+            key: threads
+            range: [1, 16]
+            restart: [sh, -c, "sleep 302 >/dev/null 2>&1 & exit 1"]
+        """))
+    res = hone("apply", spec, "--set", "threads=4", env={MARK_ENV: mark})
+    assert res.code != 0
+    assert "restart left 1 process running (sleep" in res.err
+    assert _cmdlines(mark) == {}
+    hone("rollback", env={MARK_ENV: mark})
+
+
+def _cmdlines(mark: str) -> dict[int, str]:
+    out = {}
+    for pid, _ in marked(mark):
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            out[pid] = fh.read().rstrip(b"\0").replace(b"\0", b" ").decode()
+    return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -16,6 +17,7 @@ from hone.core.process import ProcessResult
 from hone.knobs import driver_for
 from hone.run.metrics import extract
 from hone.spec.atune import load_atune, quote_var, to_atune
+from tests.net import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -284,6 +286,38 @@ def test_needrestart_knobs_restart_the_workload_once_per_configuration(pair, hon
     # changed (2 trials) and once for the restore: never more than that, always stop before start.
     assert lines == ["stop", "start"] * (len(lines) // 2) and 2 <= len(lines) // 2 <= 3, lines
     assert (tmp_path / "ratio").read_text() == "10" and (tmp_path / "mode").read_text() == "safe"
+
+
+def test_a_startworkload_that_leaves_its_server_in_the_background_keeps_it_running(pair, hone, tmp_path):
+    # No systemd (a container, a VM like this one): the start script runs the server with `&`, as
+    # `mariadbd --defaults-file=… &` would; it stays in the script's process group and holds its
+    # output. Every trial needs it up, and at the end it runs again on the original values.
+    client, server = pair
+    port = free_port()
+    (tmp_path / "start.sh").write_text(
+        f"{sys.executable} -m http.server {port} --bind 127.0.0.1 &\necho $! > {tmp_path}/server.pid\n"
+        f"for i in $(seq 1 100); do {sys.executable} -c 'import socket; socket.create_connection"
+        f"((\"127.0.0.1\", {port}), 1)' 2>/dev/null && exit 0; sleep 0.1; done; exit 1\n")
+    (tmp_path / "stop.sh").write_text(f"kill $(cat {tmp_path}/server.pid) 2>/dev/null; sleep 0.3; true\n")
+    (tmp_path / "bench.py").write_text(
+        f"import urllib.request\nurllib.request.urlopen('http://127.0.0.1:{port}/', timeout=5).read()\n" + BENCH)
+    text = server.read_text().replace('startworkload: ""', f'startworkload: "sh {tmp_path}/start.sh"')
+    server.write_text(text.replace('stopworkload: ""', f'stopworkload: "sh {tmp_path}/stop.sh"')
+                      .replace('needrestart : "false"', 'needrestart : "true"'))
+    try:
+        subprocess.run(["sh", str(tmp_path / "start.sh")], check=True, timeout=30, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)  # the user's server, up before the job
+        first = int((tmp_path / "server.pid").read_text())
+        res = hone("tune", client, "--atune-server", server, "--repeats", "1", "--confirm", "0", "--trials", "3",
+                   "--sampler", "random", "--seed", "3", "--json", tmp_path / "r.json")
+        assert res.code == 0, res.err
+        assert json.loads((tmp_path / "r.json").read_text())["failed_trials"] == 0, res.out
+        assert "left 1 process running" not in res.err
+        pid = int((tmp_path / "server.pid").read_text())
+        assert pid != first and Path(f"/proc/{pid}").exists()  # the last start, on the original values, serves
+        assert (tmp_path / "ratio").read_text() == "10" and (tmp_path / "mode").read_text() == "safe"
+    finally:
+        subprocess.run(["sh", str(tmp_path / "stop.sh")], timeout=30)
 
 
 # A-Tune's compress example (examples/tuning/compress): the level is `type: continuous`,

@@ -41,7 +41,8 @@ from hone.core.errors import HoneError
 
 #: The environment variable that tags every process hone starts, and their descendants:
 #: space-separated ``PID:STARTTIME:CALL`` tokens, outermost hone first (hone inside a
-#: benchmark adds its own). ``:spare`` marks a call whose detached daemons may stay.
+#: benchmark adds its own). ``:spare`` marks a call whose detached daemons may stay;
+#: ``:service`` a restart command's, whatever it leaves running (the service it started) stays.
 OWNER_ENV = "HONE_OWNER"
 #: Seconds a process gets between SIGTERM and SIGKILL when hone stops it.
 GRACE_S = 1.0
@@ -50,6 +51,7 @@ ABORT_POLL_S = 0.2
 #: Seconds a process a daemon-sparing call left in its group gets to detach (setsid).
 DETACH_S = 0.5
 _SPARE = "spare"
+_SERVICE = "service"
 _ENV_KEY = OWNER_ENV.encode() + b"="
 
 
@@ -210,12 +212,18 @@ def _owner() -> str:
     return _owner_cache[pid]
 
 
-def _split(token: str) -> tuple[str, bool] | None:
-    """A token's owner (``PID:STARTTIME``) and whether it spares detached daemons."""
+def _split(token: str) -> tuple[str, str] | None:
+    """A token's owner (``PID:STARTTIME``) and its mark ("", ``spare`` or ``service``)."""
     parts = token.split(":")
     if len(parts) not in (3, 4) or not all(p.isdigit() for p in parts[:3]):
         return None
-    return f"{parts[0]}:{parts[1]}", parts[3:] == [_SPARE]
+    return f"{parts[0]}:{parts[1]}", (parts[3] if len(parts) == 4 else "")
+
+
+def _kept(mark: str, p: _Proc) -> bool:
+    """Whether a process a call with ``mark`` left running may stay after the call: a detached
+    daemon of a sparing call, anything a service's restart command left."""
+    return mark == _SERVICE or (mark == _SPARE and p.detached)
 
 
 def _ancestors() -> set[int]:
@@ -307,7 +315,7 @@ def _stop_all(select: Callable[[_Proc, list[str]], bool], groups: Iterable[int] 
 class _Call:
     token: str
     leader: int  # the child's pid = its process group
-    spare: bool
+    mark: str  # the token's (_split): what may stay after the call
 
 
 _calls = itertools.count(1)
@@ -316,8 +324,8 @@ _exit_hooks: list[Callable[[], Any]] = []
 _lock = threading.Lock()
 
 
-def _new_call(spare: bool) -> str:
-    return f"{_owner()}:{next(_calls)}" + (f":{_SPARE}" if spare else "")
+def _new_call(mark: str) -> str:
+    return f"{_owner()}:{next(_calls)}" + (f":{mark}" if mark else "")
 
 
 def _tagged(env: Mapping[str, str] | None, token: str) -> dict[str, str]:
@@ -344,9 +352,11 @@ def _sweep(call: _Call, *, everything: bool) -> list[_Proc]:
     sparing call leaves the daemons it started (processes with a session of their own)."""
 
     def select(p: _Proc, tokens: list[str]) -> bool:
-        return call.token in tokens and (everything or not call.spare or not p.detached)
+        return call.token in tokens and (everything or not _kept(call.mark, p))
 
-    if call.spare and not everything:
+    if call.mark == _SERVICE and not everything:
+        return []  # all it left is the service (in its group too: a background job of its script)
+    if call.mark == _SPARE and not everything:
         # A daemon forks, and its child calls setsid a moment later: a leftover found
         # between the two must not be taken for one that stayed.
         _wait_detached(_scan(select, [call.leader]))
@@ -384,7 +394,7 @@ def shutdown() -> list[str]:
     def select(p: _Proc, tokens: list[str]) -> bool:
         for token in tokens:
             split = _split(token)
-            if split and split[0] == owner and not (split[1] and p.detached):
+            if split and split[0] == owner and not _kept(split[1], p):
                 return True
         return False
 
@@ -408,7 +418,7 @@ def stop_orphans() -> list[str]:
     def select(p: _Proc, tokens: list[str]) -> bool:
         for token in tokens:
             split = _split(token)
-            if split and not owner_alive(split[0]) and not (split[1] and p.detached):
+            if split and not owner_alive(split[0]) and not _kept(split[1], p):
                 owners[p.pid] = split[0].split(":")[0]
                 return True
         return False
@@ -426,10 +436,10 @@ def start_process(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
     """Start ``argv`` tagged, in a session of its own, for a caller that waits for it itself
     (a local fleet worker). :func:`shutdown` stops it if hone exits first; call
     :func:`finish_process` once it has exited."""
-    token = _new_call(spare=False)
+    token = _new_call("")
     proc = subprocess.Popen(list(argv), env=_tagged(env, token), start_new_session=True, **popen)
     with _lock:
-        _live[proc.pid] = _Call(token, proc.pid, spare=False)
+        _live[proc.pid] = _Call(token, proc.pid, "")
     return proc
 
 
@@ -460,6 +470,7 @@ def run_process(
     capture: bool = True,
     check: bool = False,
     spare_daemons: bool = False,
+    service: bool = False,
     label: str | None = None,
     abort_if: Callable[[], str | None] | None = None,
 ) -> ProcessResult:
@@ -473,14 +484,18 @@ def run_process(
     and reported in one warning line naming ``label`` (default: the command's name).
     With ``spare_daemons`` (a knob command that may restart a service, ssh with its shared
     connection) processes with a session of their own are left running after the command
-    exits; on timeout or an exception they are killed too.
+    exits; on timeout or an exception they are killed too. With ``service`` (a service's
+    restart command, whose job is to leave it running) everything it left running stays, in a
+    session of its own or not (``mariadbd &`` in a start script), unless it failed.
 
     ``abort_if`` is polled while the command runs; when it returns a reason the command is
     killed and the result carries it in ``aborted`` (a failure).
     """
     argv = [str(a) for a in argv]
     pipe = subprocess.PIPE if capture else subprocess.DEVNULL
-    token = _new_call(spare_daemons)
+    spare_daemons = spare_daemons or service
+    mark = _SERVICE if service else _SPARE if spare_daemons else ""
+    token = _new_call(mark)
     child_env = _tagged(env, token)
     start = time.perf_counter()
     try:
@@ -504,7 +519,7 @@ def run_process(
         raise HoneError(f"cannot execute {argv[0]}: permission denied") from exc
     except OSError as exc:
         raise HoneError(f"cannot start {argv[0]}: {exc}") from exc
-    call = _Call(token, proc.pid, spare_daemons)
+    call = _Call(token, proc.pid, mark)
     with _lock:
         _live[proc.pid] = call
 
@@ -570,7 +585,9 @@ def run_process(
             done.wait()
         # The child has exited (wall time is already taken): stop what it left running,
         # which may also be what holds the output pipes open.
-        leftovers = _sweep(call, everything=timed_out or aborted is not None)
+        # (a restart command that failed did not start a service: what it left goes too)
+        failed = mark == _SERVICE and reaped.get("status") != 0
+        leftovers = _sweep(call, everything=timed_out or aborted is not None or failed)
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM, an error): stop the command and all it started, and
         # give the reaper thread a moment to collect the child before the interrupt goes on.
@@ -582,8 +599,9 @@ def run_process(
 
     # The output pipes close when the last writer exits; one deadline for all of them, since
     # a spared daemon that kept them open keeps every one open.
-    _join(threads, 5 if not timed_out else 2)
-    if any(t.is_alive() for t in threads):
+    _join(threads, 1 if mark == _SERVICE else 5 if not timed_out else 2)
+    if any(t.is_alive() for t in threads) and not (mark == _SERVICE and not timed_out):
+        # (a service left in the background may hold them as long as it runs: its readers end with it)
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:

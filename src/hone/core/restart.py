@@ -115,8 +115,8 @@ def run_restart(restart: Restart, pauses: Sequence[float] = ()) -> str | None:
     why = ""
     for attempt in range(len(pauses) + 1):
         try:
-            # the service it restarts stays up (a daemon in a session of its own is spared)
-            res = run_process(restart.argv, timeout=restart.timeout, spare_daemons=True, label="restart")
+            # the service it restarts stays up, whether it detached or was left in the background
+            res = run_process(restart.argv, timeout=restart.timeout, service=True, label="restart")
         except HoneError as exc:
             why = exc.message
         else:
