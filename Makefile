@@ -1,4 +1,4 @@
-.PHONY: setup demo example-postgresql example-redis example-nginx example-pgo-redis example-pgo-nginx example-readahead test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-analyse bench-faults bench-readahead lint lock clean
+.PHONY: setup demo example-postgresql example-redis example-nginx example-mariadb example-pgo-redis example-pgo-nginx example-readahead test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-analyse bench-faults bench-readahead lint lock clean
 VENV := .venv
 HONE := $(VENV)/bin/hone
 export PATH := $(CURDIR)/$(VENV)/bin:$(HOME)/.cargo/bin:$(PATH)
@@ -29,6 +29,15 @@ example-nginx:
 	@$(SETUP) core examples-nginx
 	bash examples/nginx/setup.sh
 	$(HONE) tune examples/nginx/hone.yaml --json build/example-nginx.json --html build/example-nginx.html
+
+# A-Tune's MariaDB pair as a user brings it (client + server YAML, sed on my.cnf, restart per
+# trial), on a private MariaDB with sysbench; the server is stopped afterwards (~10 min)
+example-mariadb:
+	@$(SETUP) core examples-mariadb
+	bash examples/mariadb/setup.sh
+	$(HONE) tune build/examples/mariadb/mariadb_client.yaml --atune-server build/examples/mariadb/mariadb_server.yaml \
+	  --json build/example-mariadb.json --html build/example-mariadb.html; \
+	  rc=$$?; sh examples/mariadb/stop.sh build/examples/mariadb; exit $$rc
 
 # Redis from Debian source rebuilt with instrumented PGO, trained and judged as the service (~5 min)
 example-pgo-redis:
