@@ -113,7 +113,8 @@ def test_rollback_after_kill_9_during_a_slow_set_stops_it_and_the_value_stays_re
     assert value.read_text() == "a"
 
 
-def test_a_service_a_knob_restart_command_starts_outlives_hone(hone, tmp_path: Path, mark: str) -> None:  # type: ignore[no-untyped-def]
+def _restart_spec(tmp_path: Path, restart: str) -> tuple[Path, Path]:
+    """A spec of one file knob whose change runs ``restart`` (shell text); (spec, the file)."""
     conf = tmp_path / "app.conf"
     conf.write_text("threads = 2\n")
     spec = tmp_path / "hone.yaml"
@@ -126,8 +127,13 @@ def test_a_service_a_knob_restart_command_starts_outlives_hone(hone, tmp_path: P
             path: {conf}
             key: threads
             range: [1, 16]
-            restart: [sh, -c, "setsid -f sleep 300 >/dev/null 2>&1; sleep 301 & echo restarted"]
+            restart: [sh, -c, {restart!r}]
         """))
+    return spec, conf
+
+
+def test_a_service_a_knob_restart_command_starts_outlives_hone(hone, tmp_path: Path, mark: str) -> None:  # type: ignore[no-untyped-def]
+    spec, conf = _restart_spec(tmp_path, "setsid -f sleep 300 >/dev/null 2>&1; sleep 301 & echo restarted")
     res = hone("apply", spec, "--set", "threads=4", env={MARK_ENV: mark})
     assert res.code == 0, res.err
     # what a restart command leaves is the service: a daemon in a session of its own, and a
@@ -143,20 +149,7 @@ def test_a_service_a_knob_restart_command_starts_outlives_hone(hone, tmp_path: P
 
 
 def test_what_a_failed_restart_command_left_running_is_stopped(hone, tmp_path: Path, mark: str) -> None:  # type: ignore[no-untyped-def]
-    conf = tmp_path / "app.conf"
-    conf.write_text("threads = 2\n")
-    spec = tmp_path / "hone.yaml"
-    spec.write_text(textwrap.dedent(f"""\
-        name: service
-        benchmark: {{command: [echo, score=1]}}
-        knobs:
-          - name: threads
-            kind: file
-            path: {conf}
-            key: threads
-            range: [1, 16]
-            restart: [sh, -c, "sleep 302 >/dev/null 2>&1 & exit 1"]
-        """))
+    spec, _ = _restart_spec(tmp_path, "sleep 302 >/dev/null 2>&1 & exit 1")
     res = hone("apply", spec, "--set", "threads=4", env={MARK_ENV: mark})
     assert res.code != 0
     assert "restart left 1 process running (sleep" in res.err
