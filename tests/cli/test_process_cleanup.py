@@ -4,6 +4,7 @@ processes, found by a mark in their environment."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import signal
@@ -127,7 +128,7 @@ def _restart_spec(tmp_path: Path, restart: str) -> tuple[Path, Path]:
             path: {conf}
             key: threads
             range: [1, 16]
-            restart: [sh, -c, {restart!r}]
+            restart: [sh, -c, {json.dumps(restart)}]
         """))
     return spec, conf
 
@@ -149,10 +150,11 @@ def test_a_service_a_knob_restart_command_starts_outlives_hone(hone, tmp_path: P
 
 
 def test_what_a_failed_restart_command_left_running_is_stopped(hone, tmp_path: Path, mark: str) -> None:  # type: ignore[no-untyped-def]
-    spec, _ = _restart_spec(tmp_path, "sleep 302 >/dev/null 2>&1 & exit 1")
+    spec, _ = _restart_spec(tmp_path, "true\nsleep 302 >/dev/null 2>&1 & exit 1")  # two lines, as A-Tune's
     res = hone("apply", spec, "--set", "threads=4", env={MARK_ENV: mark})
     assert res.code != 0
     assert "restart left 1 process running (sleep" in res.err
+    assert "restart sh -c true; sleep 302 >/dev/null 2>&1 & exit 1 failed: sh exited with code 1" in res.err
     assert _cmdlines(mark) == {}
     hone("rollback", env={MARK_ENV: mark})
 

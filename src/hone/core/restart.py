@@ -101,6 +101,10 @@ class Restart(NamedTuple):
     def key(self) -> str:
         return json.dumps(self.argv)
 
+    def shown(self) -> str:
+        """The command on one line (A-Tune's stop and start workloads are two lines of shell text)."""
+        return "; ".join(line.strip() for line in " ".join(self.argv).splitlines() if line.strip())
+
     def to_json(self) -> list[Any]:
         return [self.argv, self.timeout] + ([self.ready] if self.ready else [])
 
@@ -122,8 +126,8 @@ def run_restart(restart: Restart, pauses: Sequence[float] = ()) -> str | None:
         else:
             if res.ok:
                 late = wait_ready(restart.ready) if restart.ready else None
-                return None if late is None else f"restart {' '.join(restart.argv)}: {late}"
+                return None if late is None else f"restart {restart.shown()}: {late}"
             why = res.describe_failure()
         if attempt < len(pauses):
             time.sleep(pauses[attempt])
-    return f"restart {' '.join(restart.argv)} failed: {why}"
+    return f"restart {restart.shown()} failed: {why}"
