@@ -32,7 +32,7 @@ from hone.core.process import ProcessResult, at_exit, run_process
 from hone.core.restart import Restart
 from hone.knobs._files import TEMP_PREFIX, Files, Removable, Stat
 from hone.knobs.base import KnobDriver
-from hone.knobs.script import no_value, several_lines
+from hone.knobs.script import check_get_output
 
 #: Seconds ssh may take to connect; the whole command gets ``timeout`` (script) or this ×3.
 CONNECT_TIMEOUT_S = 10
@@ -158,13 +158,9 @@ class RemoteDriver(KnobDriver):
         return _normalise(self._ssh(["cat", self._path()], what="read").stdout)
 
     def check(self) -> None:
-        value = self.read()
-        if self.model.kind != "script":
-            return
-        if not value:  # as ScriptDriver.check: no value, no put-back
-            raise no_value(f"script knob {self.name} on {self.host}")
-        if (why := several_lines(f"script knob {self.name} on {self.host}", self.model, value)) is not None:
-            raise why
+        value = self.read() or ""
+        if self.model.kind == "script":  # as ScriptDriver.check
+            check_get_output(f"script knob {self.name} on {self.host}", self.model, value)
 
     def write(self, text: str) -> None:
         if self.model.kind == "script":

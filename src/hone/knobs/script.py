@@ -48,6 +48,15 @@ def several_lines(what: str, model: Any, out: str) -> KnobError | None:
                      f"every value it sets, and none of this knob's would read back as that{cause}")
 
 
+def check_get_output(what: str, model: Any, out: str, stderr: str = "") -> None:
+    """Refuse what a script knob's ``get`` printed when no value can be read from it: nothing
+    (:func:`no_value`) or several lines (:func:`several_lines`)."""
+    if not out.strip():
+        raise no_value(what, stderr)
+    if (why := several_lines(what, model, out)) is not None:
+        raise why
+
+
 class ScriptDriver(KnobDriver):
     kind = "script"
 
@@ -94,10 +103,7 @@ class ScriptDriver(KnobDriver):
         failed command (``ethtool -k eth0 | grep … | awk …`` without ethtool exits 0), and a
         value hone cannot read is one it cannot put back."""
         result = self._get()
-        if not result.stdout.strip():
-            raise no_value(f"script knob {self.name}", result.stderr_tail())
-        if (why := several_lines(f"script knob {self.name}", self.model, result.stdout)) is not None:
-            raise why
+        check_get_output(f"script knob {self.name}", self.model, result.stdout, result.stderr_tail())
 
     def write(self, text: str) -> None:
         argv, env = self._argv(self.model.set, text)  # type: ignore[attr-defined]
