@@ -51,6 +51,32 @@ def test_max_runs_holds_with_the_baseline_search_confirmation_and_ablation_all_c
     assert f"benchmark runs: {sum(spent.values())} of --max-runs 80 (baseline 6, search " in res.out
 
 
+def test_a_winner_the_budget_cannot_ablate_says_so_and_how_to_measure_its_top_change(
+        hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    spec = write_three_knobs(tmp_path, "apart", trials=8)
+    res = hone("tune", spec, "--max-runs", "30", "--sampler", "random", "--json", tmp_path / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["ablation"] is None and doc["budget"]["runs_spent"]["ablation"] == 0
+    # every trial changes all three knobs: 6 rounds × (4 leave-one-out arms + 3) do not fit in what is left
+    left = 30 - doc["budget"]["runs_total"]
+    assert doc["not_ablated"] == ("which of its 3 changes carry the gain was not measured: the ablation needs up "
+                                  f"to 42 runs, --max-runs left {left}")
+    assert f"not ablated: {doc['not_ablated']}" in res.out.replace("\n", " ")
+    top = next(k for k in doc["importances"] if k in doc["recommended"])
+    shown = hone("report", tmp_path / "r.json")
+    for out in (res.out, shown.out):
+        flat = " ".join(out.split())
+        assert f"hone compare {spec} --variant alone:{top}={doc['recommended'][top]}" in flat, flat
+    page = tmp_path / "r.html"
+    assert hone("report", tmp_path / "r.json", "--html", page).code == 0
+    assert f"<p id=not-ablated>Not ablated: {doc['not_ablated']}</p>" in page.read_text()
+    # the comparison it names runs as printed
+    cmp = hone("compare", spec, "--variant", f"alone:{top}={doc['recommended'][top]}", "--rounds", "2",
+               "--max-time", "0", "--warmup", "0")
+    assert cmp.code == 0, cmp.err + cmp.out
+
+
 def test_the_spec_budget_stops_the_search_exactly_with_failing_runs_counted(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
     spec = write_workload(workload, mode="fail", repeats=3)
     spec.write_text(spec.read_text().replace("trials: 5, ", "max_runs: 30, "))  # no trials: the runs decide

@@ -34,6 +34,7 @@ from hone.report.tune_terminal import (
     budget_lines,
     failed_at,
     knob_value,
+    not_ablated_lines,
     recommendation_kind,
     recommendation_text,
     result_table,
@@ -282,7 +283,7 @@ def _print_result(result: TuneResult) -> None:
             console.print(f"  apply it: {cmd}" + ("  (applied: --apply-best)" if result.applied else ""))
         if doc.get("run_settings"):
             console.print("  benchmark settings (param/env knobs): " + _short(doc["run_settings"], 20))
-        for line in risk_lines(doc):
+        for line in risk_lines(doc) + not_ablated_lines(doc):
             console.print(line)
     for line in ablation_lines(doc) + budget_lines(doc):
         console.print(line)

@@ -197,7 +197,9 @@ def _ablation_html(doc: dict[str, Any] | None) -> str:
     undone), kept or dropped, and which configuration the ablation recommends and why."""
     ablation = (doc or {}).get("ablation")
     if not isinstance(ablation, dict) or not isinstance(ablation.get("changes"), list):
-        return ""
+        skipped = (doc or {}).get("not_ablated")
+        return (f"<h2>Minimal change</h2><p id=not-ablated>Not ablated: {html.escape(str(skipped))}</p>"
+                if skipped else "")
     rows = []
     for c in ablation["changes"]:
         ci = c.get("ci_pct") or [None, None]

@@ -4,6 +4,7 @@ recommendation, candidates."""
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Iterable
 from typing import Any
 
@@ -72,7 +73,7 @@ def render(data: dict[str, Any]) -> Group:
                           + recommendation_text(rec, data.get("unchanged") or ())))
         if data.get("apply_command"):
             lines.append(Text(f"apply it: {data['apply_command']}"))
-        lines += risk_lines(data)
+        lines += risk_lines(data) + not_ablated_lines(data)
     else:
         lines.append(Text("Recommendation: keep the current configuration"))
         if data.get("keep_reason"):  # version 2 (and late version 1) documents
@@ -164,6 +165,23 @@ def budget_lines(data: dict[str, Any]) -> list[Text]:
         lines.append(Text(f"  search stopped after {budget.get('trials_run')} of {budget.get('planned_trials')} "
                           f"trials: {budget['search_stopped']}"))
     lines += [Text(f"  cut: {cut}") for cut in budget.get("cuts") or []]
+    return lines
+
+
+def not_ablated_lines(data: dict[str, Any]) -> list[Text]:
+    """Why a winner of several changes was not ablated, and the ``hone compare`` that measures its
+    most important change (by the knob importances) alone against the machine as it is: a user
+    who cannot afford the ablation's runs can still afford one comparison before applying them all."""
+    why, rec = data.get("not_ablated"), data.get("recommended") or {}
+    if not why or not rec:
+        return []
+    lines = [Text(f"  not ablated: {why}", style="yellow")]
+    same = set(data.get("unchanged") or ())
+    top = next((k for k in data.get("importances") or {} if k in rec and k not in same), None)
+    if top is not None:
+        variant = shlex.quote(f"alone:{top}={knob_value(rec[top])}")
+        lines.append(Text(f"  its most important change alone (importances: a rough guide): hone compare "
+                          f"{shlex.quote(str(data.get('spec', 'SPEC')))} --variant {variant}"))
     return lines
 
 

@@ -78,6 +78,7 @@ class RunBudget:
         self.ablation_reserve = 0  # the ablation's part of it
         self.search_runs: int | None = None  # runs the search may use, as planned
         self.stopped: str | None = None
+        self.ablation_skipped: tuple[int, int] | None = None  # (runs it needs, runs left) when it did not fit
         self.cuts: list[str] = []
         self._plan_said: dict[str, str] = {}  # a plan's cuts by kind: a plan made again replaces them
         self._said = 0
@@ -308,7 +309,8 @@ class RunBudget:
                     self.cuts.append(f"ablation: {r} rounds instead of {rounds} ({plan.ablation_runs(r, arms)} runs "
                                      f"at most; --max-runs leaves {left})")
                 return r
-        self.cuts.append(f"ablation skipped: even {MIN_ROUNDS} rounds need up to {plan.ablation_runs(MIN_ROUNDS, arms)}"
+        self.ablation_skipped = (plan.ablation_runs(MIN_ROUNDS, arms), left)
+        self.cuts.append(f"ablation skipped: even {MIN_ROUNDS} rounds need up to {self.ablation_skipped[0]}"
                          f" runs, --max-runs leaves {left}")
         return None
 

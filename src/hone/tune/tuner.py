@@ -175,6 +175,7 @@ class TuneResult:
     started: float = 0.0
     finished: float = 0.0
     ablation: Ablation | None = None  # when it ran; ``winner`` is then the configuration it recommends
+    not_ablated: str | None = None  # why a winner of 2 or more changes was not ablated (the run budget)
     risks: list[dict[str, str]] = field(default_factory=list)  # trade-offs of the recommended values
     budget: dict[str, Any] | None = None  # the time and run budgets, the estimate, the time and runs spent
     failed_knobs: dict[str, int] = field(default_factory=dict)  # failed trials by the knob at fault, most first
@@ -243,6 +244,7 @@ class TuneResult:
             "run_settings": self.run_settings(),
             "restore_problems": self.restore_problems,
             "ablation": self.ablation.to_dict() if self.ablation else None,
+            "not_ablated": self.not_ablated,
             "budget": self.budget,
             "started": self.started,
             "finished": self.finished,
@@ -368,6 +370,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         applied = False
         problems: list[str] = []
         unchanged: list[str] = []
+        not_ablated: str | None = None
         try:
             phase("baseline", f"measuring the current configuration {repeats}× (noise estimate)")
             fresh, mark = not study.user_attrs.get(ATTR_BASELINE), clock.elapsed()
@@ -496,6 +499,10 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             if winner is not None:
                 changed = set(changed_knobs(loaded, winner.candidate.config, baseline.get("config", {})))
                 unchanged = [k for k in winner.candidate.config if k not in changed]
+                if ablation is None and runs.ablation_skipped and len(changed) >= 2:
+                    need, left = runs.ablation_skipped
+                    not_ablated = (f"which of its {len(changed)} changes carry the gain was not measured: the "
+                                   f"ablation needs up to {need} runs, --max-runs left {left}")
             if settings.apply_best and winner is not None:
                 # Only the changes: apply() puts every other resource at its starting state.
                 configurator.apply({k: v for k, v in winner.candidate.config.items() if k in changed})
@@ -515,7 +522,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         ablation=ablation, budget=_budget(clock, runs, len(trials)),
         system_knobs=[n for n, d in configurator.drivers.items() if d.changes_system], unchanged=unchanged,
         risks=risks(list(spec.knobs), dict(winner.candidate.config)) if winner is not None else [],
-        failed_knobs=dict(blamed.most_common()),
+        failed_knobs=dict(blamed.most_common()), not_ablated=not_ablated,
     )
     study.set_user_attr("hone_result", _jsonable(result.to_json()))
     if settings.max_runs is not None:

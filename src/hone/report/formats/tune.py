@@ -258,6 +258,7 @@ class TuneV2(TypedDict):
     run_settings: dict[str, Value]
     restore_problems: list[str]
     ablation: AblationV2 | None
+    not_ablated: NotRequired[str | None]  # added within version 2: why a winner of 2+ changes was not ablated
     budget: BudgetV2 | None
     started: float
     finished: float
