@@ -69,28 +69,6 @@ def neighbours(cols: list[Column], levels: np.ndarray) -> np.ndarray:
     return np.vstack(out) if out else levels
 
 
-def lines(cols: list[Column], levels: np.ndarray, points: int = 33) -> np.ndarray:
-    """Every single-knob move of each row along its whole line: every level of an ordered knob
-    (``points`` evenly spaced ones when it has more, plus :func:`neighbours`' small steps), every
-    choice of a categorical, a float at ``points`` evenly spaced positions. Why: a coordinate
-    search over the whole line reaches an acquisition maximum a few fixed steps cannot, as
-    Optuna's GP sampler searches its discrete knobs (``climb_lines``, docs/decisions/0094)."""
-    out = [neighbours(cols, levels)]
-    for i, c in enumerate(cols):
-        if c.categorical:
-            continue
-        if c.size:
-            grid_i = np.arange(c.size, dtype=float) if c.size <= points else np.unique(np.round(
-                np.linspace(0, c.top, points)))
-        else:
-            grid_i = np.linspace(0.0, 1.0, points)
-        for v in grid_i:
-            moved = levels.copy()
-            moved[:, i] = v
-            out.append(moved)
-    return np.vstack(out)
-
-
 def trust_region_length(y: np.ndarray, start: int, settings: GPSettings | None = None, knobs: int = 0) -> float:
     """TuRBO-style trust-region length (share of each ordered knob's range) from the history
     ``y`` (minimised, in trial order) after the first ``start`` trials: halved after 3 trials in

@@ -37,7 +37,6 @@ ATTR_NOISE_CV = "hone_noise_cv"  # study attr: relative sd of one trial's object
 ATTR_BASELINE_POINT = "hone_baseline_point"  # study attr: {"params", "value"} of the measured baseline, or None
 ATTR_SPACE = "hone_space"  # study attr: {knob: Optuna distribution as JSON} of every searched knob (hone tune sets it)
 ATTR_START = "hone_start"  # trial attr: a configuration the user gave (1-based; hone.tune.start), not a suggestion
-ATTR_ACQ = "hone_acquisition"  # trial system attr: "thompson" or "ei", the suggestion's kind
 
 
 class HoneGPSampler(BaseSampler):
@@ -122,10 +121,7 @@ class HoneGPSampler(BaseSampler):
             probe = self._line_probe(cols, obs[:2], obs[2], seen, noise=obs[3])
             if probe is not None:
                 return to_params(cols, probe)
-        share = self._thompson_share(study, trials, base) if s.thompson_adaptive else s.thompson_share
-        thompson = bool(share) and bool(rng.random() < share)
-        if s.thompson_adaptive:
-            study._storage.set_trial_system_attr(trial._trial_id, ATTR_ACQ, "thompson" if thompson else "ei")
+        thompson = bool(s.thompson_share) and bool(rng.random() < s.thompson_share)
         if thompson and s.thompson_warp != s.warp:  # the Thompson half has an output model of its own
             obs = self._observations(study, trials, cols, with_running=True, exclude=trial.number,
                                      warp=s.thompson_warp, base=base)
@@ -266,31 +262,6 @@ class HoneGPSampler(BaseSampler):
         order = np.r_[n_done - 1, np.arange(n_done - 1), np.arange(n_done, len(y))]
         return levels[order], y[order], n_done, noise
 
-    def _thompson_share(self, study: optuna.Study, trials: list[FrozenTrial],
-                        base: tuple[dict[str, Any], float] | None) -> float:
-        """The Thompson share for the next suggestion: each kind's rate of new bests on this study
-        so far (a trial that beat every value before it, the baseline's included; Beta(1, 1)
-        prior), as the Thompson kind's share of the two rates, within ``thompson_bounds``. Why: on
-        a smooth response EI's steps keep finding new bests and a posterior sample's wander less
-        often; on a rugged one the other way round. The study tells which it is."""
-        sign = 1.0 if study.direction == StudyDirection.MINIMIZE else -1.0
-        best = sign * base[1] if base is not None else math.inf
-        wins = {"thompson": 1.0, "ei": 1.0}
-        tries = {"thompson": 2.0, "ei": 2.0}
-        for t in sorted(trials, key=lambda t: t.number):
-            kind = t.system_attrs.get(ATTR_ACQ)
-            if t.state == TrialState.COMPLETE and t.values is not None:
-                v = sign * float(t.values[0])
-                if kind in wins:
-                    tries[kind] += 1
-                    wins[kind] += v < best - 1e-9 * abs(best)
-                best = min(best, v)
-            elif t.state == TrialState.FAIL and kind in tries:
-                tries[kind] += 1
-        rate_t, rate_e = wins["thompson"] / tries["thompson"], wins["ei"] / tries["ei"]
-        lo, hi = self.settings.thompson_bounds
-        return min(hi, max(lo, rate_t / (rate_t + rate_e)))
-
     def _probe_turn(self, study: optuna.Study, number: int, cols: list[Column], n_done: int) -> bool:
         """Is trial ``number`` a line probe's turn? Under noise, in spaces too large to enumerate,
         once ``prior_after`` trials are complete: every ``probe_every``-th trial number."""
@@ -340,14 +311,13 @@ class HoneGPSampler(BaseSampler):
         if thompson:
             return self._thompson(gp, cols, cands, seen, rng)
         sc = score(cands)
-        # hill-climb on EI from its best few candidates, single-knob moves, a few rounds
-        starts = cands[np.argsort(-sc)[:s.climb_starts]]
+        # hill-climb on EI from the 3 best candidates, single-knob moves, a few rounds
+        starts = cands[np.argsort(-sc)[:3]]
         best_row, best_s = cands[int(np.argmax(sc))], float(np.max(sc))
-        moves = cand.lines if s.climb_lines else cand.neighbours
         for row in starts:
             cur, cur_s = row[None, :], float(score(row[None, :])[0])
-            for _ in range(s.climb_rounds):
-                nb = moves(cols, cur)
+            for _ in range(8):
+                nb = cand.neighbours(cols, cur)
                 ns = score(nb)
                 j = int(np.argmax(ns))
                 if ns[j] <= cur_s:

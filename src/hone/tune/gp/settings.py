@@ -16,9 +16,6 @@ class GPSettings:
     enumerate_limit: int = 20_000  # discrete spaces up to this size: EI over every configuration
     random_candidates: int = 1000  # larger spaces: uniform EI candidates per suggestion
     refine_continuous: bool = False  # ... EI's best then refined along its float knobs by L-BFGS-B (0075)
-    climb_starts: int = 3  # EI hill-climbed from this many of its best candidates,
-    climb_rounds: int = 8  # ... for at most this many single-knob moves each,
-    climb_lines: bool = False  # ... over every level of a knob's line (33 at most) instead of a few steps (0094)
     # the model
     warp: str = "log-rank"  # EI's model of y: log when every value is positive, else ranks (model.WARPS; 0041)
     thompson_warp: str = "rank"  # the Thompson half's (0008, 0041)
@@ -54,8 +51,6 @@ class GPSettings:
     thompson_share: float = 0.5  # this share of the suggestions (a seeded coin) are Thompson samples (0042, 0051, 0069)
     lcb_share: float = 0.0  # ... this share of the others maximise a lower confidence bound instead of EI (0061)
     lcb_kappa: float = 1.96  # ... μ − κσ (scikit-optimize's default κ)
-    thompson_adaptive: bool = False  # ... the share moved by which of the two found new bests on this study (0095)
-    thompson_bounds: tuple[float, float] = (0.2, 0.8)  # ... within these
     thompson_hyper: bool = False  # the Thompson sample's kernel hyperparameters drawn from their posterior too (0073)
     hyper_step: float = 1.0  # ... by a random walk of this total step on log θ
     ts_max: int = 2000  # a Thompson sample over at most this many candidates (a Cholesky of ts_max²)
