@@ -4,10 +4,20 @@ and the smallest configuration that keeps it (real console script, deterministic
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import optuna
+from hypothesis import given
+from hypothesis import strategies as st
 
+from hone.run.configure import Configurator
+from hone.run.journal import Journal, MachineLock
+from hone.spec.loader import load_spec
+from hone.stats.paired import compare_paired
+from hone.tune.ablation import ablate_by_importance, prune_sizes
+from hone.tune.confirm import Candidate, Confirmation
+from hone.tune.objective import build_objective
 from tests.tune.conftest import write_three_knobs as write_spec
 
 
@@ -105,3 +115,77 @@ def test_a_knob_left_at_the_baseline_value_is_neither_in_the_apply_command_nor_w
     assert (tmp_path / "app.conf").read_text() == f"small = {rec['small']}\ninert = {rec['inert']}\n"
     assert hone("rollback").code == 0
     assert (tmp_path / "app.conf").read_text() == "small = 0\ninert = 0\n"
+
+
+def test_a_budget_short_of_leave_one_out_prunes_the_winner_by_importance_and_measures_it(
+        hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    spec = write_spec(tmp_path, "apart", trials=8)
+    res = hone("tune", spec, "--max-runs", "60", "--sampler", "random", "--apply-best", "--json", tmp_path / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    ablation, spent = doc["ablation"], doc["budget"]["runs_spent"]
+    # leave-one-out (6 rounds × (4 + 3) arms = 42 runs) does not fit the 39 left: one block of the baseline,
+    # the winner and the top half pruned arm does, in 12 rounds (runs not known to repeat: one run a trial)
+    assert ablation["method"] == "by importance" and spent["ablation"] == 36 and doc["budget"]["runs_total"] <= 60
+    assert doc["not_ablated"] is None and ablation["changes"] == [] and ablation["rounds"] == 12
+    (top2,) = ablation["pruned"]
+    # the two most important changes hold the whole gain
+    assert top2["kept"] == ["big", "small"] and top2["vs_winner"]["verdict"] == "equivalent"
+    assert top2["vs_baseline"]["verdict"] == "faster" and top2["passed"] and top2["chosen"]
+    assert top2["status"] == "chosen" and top2["vs_winner"]["n"] == 12
+    assert ablation["order"] == ["big", "small", "inert"]
+    assert ablation["kept"] == ["big", "small"] and ablation["dropped"] == ["inert"]
+    assert ablation["recommended"] == "minimal" and doc["recommended"] == {"big": 2, "small": 2}
+    assert abs(doc["improvement_pct"] - 33.9) < 1e-6 and doc["apply_command"].endswith("--set small=2")
+    assert (tmp_path / "app.conf").read_text() == "small = 2\ninert = 0\n"  # --apply-best: the pruned winner
+    assert ("budget: ablation by importance: leave-one-out needs up to 42 runs, --max-runs leaves 39: the "
+            "baseline, the winner and 1 pruned configuration, 12 rounds (36 runs)") in res.out
+    shown = hone("report", tmp_path / "r.json")
+    page = tmp_path / "r.html"
+    assert hone("report", tmp_path / "r.json", "--html", page).code == 0
+    for out in (res.out, shown.out):
+        flat = " ".join(out.split())
+        assert "chosen top 2 of 3: vs baseline +33.90% [+33.90%, +33.90%]" in flat, flat
+        assert "vs the winner +0.00% [+0.00%, +0.00%]" in flat and "kept big=2 small=2 put back inert" in flat
+    assert "<tr class=win><td class=l>top 2 of 3: big, small</td>" in page.read_text()
+    assert hone("rollback").code == 0
+    assert (tmp_path / "app.conf").read_text() == "small = 0\ninert = 0\n"
+
+
+def test_pruned_arms_that_lose_the_gain_keep_the_winner_whole(tmp_path: Path) -> None:
+    # importances that rank the inert change first: its arm beats the baseline by small's 3% only
+    loaded = load_spec(write_spec(tmp_path, "apart"))
+    objective = build_objective(loaded.spec.metrics)
+    win = {"big": 2, "small": 2, "inert": 1}
+    beat = compare_paired([100.0] * 6, [133.9] * 6, goal="maximize", estimator="auto")
+    winner = Confirmation(Candidate("trial 4", 4, win, {}), beat)
+    with MachineLock(tmp_path):
+        configurator = Configurator(loaded, Journal(tmp_path / "state"))
+        try:
+            result = ablate_by_importance(loaded, configurator, objective, winner, {"big": 0, "small": 0, "inert": 0},
+                                          {"inert": 0.8, "small": 0.15, "big": 0.05}, arms=1, rounds=6, warmup=0)
+        finally:
+            assert configurator.restore() == []
+    assert result.method == "by importance" and result.order == ["inert", "small", "big"]
+    (arm,) = result.pruned
+    assert arm.kept == ["inert", "small"] and arm.vs_baseline.verdict == "faster" and not arm.passed
+    assert arm.vs_winner.verdict == "slower" and abs(arm.vs_winner.change_pct + 23.08) < 0.01
+    assert result.recommended == "winner" and result.confirmation is None
+    assert result.why.startswith("no pruned configuration passed; the smallest, the 2 most important of the 3")
+    assert arm.to_dict()["status"] == "worse than the winner"
+    assert "measurably worse than the winner" in result.why
+    assert (tmp_path / "app.conf").read_text() == "small = 0\ninert = 0\n"
+
+
+@given(changes=st.integers(1, 200), arms=st.integers(0, 12))
+def test_pruned_arms_keep_half_the_changes_then_the_most_important_one_then_finer_cuts(
+        changes: int, arms: int) -> None:
+    sizes = prune_sizes(changes, arms)
+    halves = math.ceil(math.log2(changes)) if changes > 1 else 0  # ½, ¼, … down to 1
+    assert sizes == sorted(set(sizes)) and all(1 <= j < changes for j in sizes)
+    assert len(sizes) == min(arms, halves)
+    if sizes:
+        assert sizes[-1] == -(-changes // 2)  # one arm: half of the changes, the safest cut
+    if len(sizes) >= 2:
+        assert sizes[0] == 1  # two arms: the most important change alone too
+    assert prune_sizes(13, 2) == [1, 7] and prune_sizes(13, 3) == [1, 4, 7] and prune_sizes(13, 9) == [1, 2, 4, 7]

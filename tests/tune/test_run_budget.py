@@ -61,7 +61,7 @@ def test_a_winner_the_budget_cannot_ablate_says_so_and_how_to_measure_its_top_ch
     # every trial changes all three knobs: 6 rounds × (4 leave-one-out arms + 3) do not fit in what is left
     left = 30 - doc["budget"]["runs_total"]
     assert doc["not_ablated"] == ("which of its 3 changes carry the gain was not measured: the ablation needs up "
-                                  f"to 42 runs, --max-runs left {left}")
+                                  f"to 42 runs (by importance, at least 18), --max-runs left {left}")
     top = next(k for k in doc["importances"] if k in doc["recommended"])
     shown = hone("report", tmp_path / "r.json")
     for out in (res.out, shown.out):
@@ -366,7 +366,12 @@ def test_the_plan_and_its_rules_never_spend_more_than_max_runs(n: int, repeats: 
         if loo >= 3:
             budget.phase = "ablation"
             fit = budget.ablation(ablation_rounds, loo)
-            for _ in range(plan.ablation_runs(fit, loo) if fit else 0):
+            spend = plan.ablation_runs(fit, loo) if fit else 0
+            if fit is None:  # the ablation by importance instead, with as many pruned arms as fit
+                pruned = budget.pruned(ablation_rounds, data.draw(st.integers(1, 4), "pruned arms"))
+                spend = plan.pruned_runs(*pruned) if pruned else 0
+                assert (pruned is None) == (budget.ablation_skipped is not None)
+            for _ in range(spend):
                 budget.count()
     assert budget.total <= n
     held = [c for c in budget.cuts if "the trial cap holds the search" in c]
@@ -422,3 +427,22 @@ def test_a_plan_made_again_updates_its_cuts_in_place_or_takes_them_back() -> Non
     assert [c for c in budget.cuts if "3 rounds instead of 4" in c] == [budget.cuts[0]]  # the reserve's cut, once
     budget.replan(trials=100)  # no cap below the runs: the note is taken back
     assert not [c for c in budget.cuts + budget.unsaid() if "holds the search" in c]
+
+
+def test_the_ablation_by_importance_spends_only_what_the_search_left() -> None:
+    # 12 knobs, one candidate pooled: leave-one-out would reserve 7 × 16 = 112 runs, a fifth of 200 is 40
+    plan = RunPlan(baseline=3, trial_first=1, confirm_arms=2, confirm_rounds=4, ablation_arms=13, ablation_rounds=6,
+                   warmup_rounds=1, trials=200, confirm_min=3)
+    budget = RunBudget(200)
+    line = budget.begin(plan)
+    assert line is not None and line.endswith("ablation only if the runs left allow it"), line
+    assert budget.reserve == 10 and budget.search_runs == 187  # nothing kept back for it (docs/decisions/0096)
+    for _ in range(200 - 23):  # a trial cap left 23 runs: 3 arms × 7 fit, 4 × 7 do not
+        budget.count()
+    assert budget.ablation(6, 13) is None and budget.ablation_skipped == (112, 23)
+    assert budget.pruned(6, 4) == (6, 1) and budget.ablation_skipped is None
+    assert budget.cuts[-1] == ("ablation by importance: leave-one-out needs up to 112 runs, --max-runs leaves 23: "
+                               "the baseline, the winner and 1 pruned configuration, 6 rounds (21 runs)")
+    for _ in range(3):
+        budget.count()
+    assert budget.pruned(6, 4) is None  # 20 left

@@ -200,6 +200,8 @@ def _ablation_html(doc: dict[str, Any] | None) -> str:
         skipped = (doc or {}).get("not_ablated")
         return (f"<h2>Minimal change</h2><p id=not-ablated>Not ablated: {html.escape(str(skipped))}</p>"
                 if skipped else "")
+    if ablation.get("method") == "by importance":
+        return _pruned_html(ablation)
     rows = []
     for c in ablation["changes"]:
         ci = c.get("ci_pct") or [None, None]
@@ -214,6 +216,33 @@ def _ablation_html(doc: dict[str, Any] | None) -> str:
             "<table id=ablation><tr><th class=l>knob</th><th>baseline</th><th>winner</th>"
             "<th>effect (95% CI)</th><th>p</th><th class=l></th></tr>" + "".join(rows) + "</table>"
             "<p class=note>effect: the winner vs the winner with that change undone</p>"
+            f"<p>Recommended: {chosen} — {html.escape(str(ablation.get('why')))}</p>")
+
+
+def _pct_html(c: Any) -> str:
+    if not isinstance(c, dict) or not isinstance(c.get("change_pct"), int | float):
+        return "–"
+    ci = c.get("ci_pct") or [None, None]
+    text = f"{c['change_pct']:+.2f}%" + (f" ({ci[0]:+.2f}% … {ci[1]:+.2f}%)" if None not in ci else "")
+    return html.escape(text) + f", p {_fmt(c.get('p_value'))}"
+
+
+def _pruned_html(ablation: dict[str, Any]) -> str:
+    """The ablation by importance: the pruned configurations against the baseline and the winner."""
+    order = ablation.get("order") or []
+    rows = []
+    for arm in ablation.get("pruned") or []:
+        kept = arm.get("kept") or []
+        status = html.escape(str(arm.get("status") or ("chosen" if arm.get("chosen") else "")))
+        rows.append(f"<tr{' class=win' if arm.get('chosen') else ''}><td class=l>top {len(kept)} of {len(order)}: "
+                    f"{html.escape(', '.join(map(str, kept)))}</td><td>{_pct_html(arm.get('vs_baseline'))}</td>"
+                    f"<td>{_pct_html(arm.get('vs_winner'))}</td><td class=l>{status}</td></tr>")
+    chosen = "the minimal configuration" if ablation.get("recommended") == "minimal" else "the winner whole"
+    return (f"<h2>Minimal change (ablation by importance, {_fmt(ablation.get('rounds'))} interleaved rounds)</h2>"
+            "<table id=ablation><tr><th class=l>the winner's most important changes only</th><th>vs the baseline"
+            "</th><th>vs the winner</th><th class=l></th></tr>" + "".join(rows) + "</table>"
+            f"<p class=note>importance order: {html.escape(', '.join(map(str, order)))}; the other changes put "
+            "back at their starting values</p>"
             f"<p>Recommended: {chosen} — {html.escape(str(ablation.get('why')))}</p>")
 
 

@@ -120,6 +120,8 @@ def ablation_lines(data: dict[str, Any]) -> list[Text]:
     ablation = data.get("ablation")
     if not isinstance(ablation, dict) or not isinstance(ablation.get("changes"), list):
         return []
+    if ablation.get("method") == "by importance":
+        return _pruned_lines(ablation)
     lines = [Text(f"Minimal change (ablation, {ablation.get('rounds')} interleaved rounds; effect = the winner vs "
                   "the winner with that change undone):")]
     for change in ablation["changes"]:
@@ -132,6 +134,38 @@ def ablation_lines(data: dict[str, Any]) -> list[Text]:
         else:
             note = change.get("note") or "no measurable effect"
             lines.append(Text.assemble("  ", ("dropped ", "yellow"), f" {knob}  {_effect(change)}  {note}"))
+    chosen = "the minimal configuration" if ablation.get("recommended") == "minimal" else "the winner whole"
+    lines.append(Text(f"  recommended: {chosen} — {ablation.get('why')}"))
+    return lines
+
+
+def _pct(c: Any) -> str:
+    if not isinstance(c, dict) or not isinstance(c.get("change_pct"), int | float):
+        return "–"
+    ci = c.get("ci_pct") or [None, None]
+    ci_text = f" [{ci[0]:+.2f}%, {ci[1]:+.2f}%]" if None not in ci else ""
+    return f"{c['change_pct']:+.2f}%{ci_text} p={_num(c.get('p_value'))}"
+
+
+def _pruned_lines(ablation: dict[str, Any]) -> list[Text]:
+    """The ablation by importance: each pruned configuration against the baseline and the winner,
+    the changes the chosen one keeps and those it puts back."""
+    order = [str(k) for k in ablation.get("order") or []]
+    lines = [Text(f"Minimal change (ablation by importance, {ablation.get('rounds')} interleaved rounds: the "
+                  f"winner's {len(order)} changes pruned to the most important, by the knob importances):")]
+    for arm in ablation.get("pruned") or []:
+        status = str(arm.get("status") or "")
+        mark = (("chosen  ", "green") if arm.get("chosen") else ("held    ", "") if arm.get("passed") else
+                ("unproven", "yellow") if status.startswith("not shown") else ("worse   ", "yellow"))
+        lines.append(Text.assemble("  ", mark, f" top {len(arm.get('kept') or [])} of {len(order)}: "
+                                   f"vs baseline {_pct(arm.get('vs_baseline'))}; "
+                                   f"vs the winner {_pct(arm.get('vs_winner'))}"))
+    winner = ablation.get("winner_config") or {}
+    if ablation.get("recommended") == "minimal":
+        kept = " ".join(f"{k}={knob_value(winner.get(k))}" for k in ablation.get("kept") or [])
+        back = " ".join(str(k) for k in ablation.get("dropped") or [])
+        lines.append(Text.assemble("  ", ("kept    ", "green"), f" {kept}"))
+        lines.append(Text.assemble("  ", ("put back", "yellow"), f" {back} (not shown to matter: pruned together)"))
     chosen = "the minimal configuration" if ablation.get("recommended") == "minimal" else "the winner whole"
     lines.append(Text(f"  recommended: {chosen} — {ablation.get('why')}"))
     return lines

@@ -60,6 +60,10 @@ class RunPlan:
     def ablation_runs(self, rounds: int, arms: int) -> int:
         return (max(rounds, MIN_ROUNDS) + self.warmup_rounds) * (arms + FINAL_ARMS) if arms else 0
 
+    def pruned_runs(self, rounds: int, arms: int) -> int:
+        """The ablation by importance: the baseline, the winner and ``arms`` pruned arms, one block."""
+        return (max(rounds, MIN_ROUNDS) + self.warmup_rounds) * (2 + arms) if arms else 0
+
 
 class RunBudget:
     """Counts every benchmark run by phase and, with ``max_runs``, keeps the session within it."""
@@ -313,6 +317,34 @@ class RunBudget:
         self.cuts.append(f"ablation skipped: even {MIN_ROUNDS} rounds need up to {self.ablation_skipped[0]}"
                          f" runs, --max-runs leaves {left}")
         return None
+
+    def pruned(self, rounds: int, most: int) -> tuple[int, int] | None:
+        """The ablation by importance's rounds and pruned arms (up to ``most``) when leave-one-out
+        did not fit: ``rounds`` with as many arms as fit, else fewer rounds (rounds decide, arms
+        only refine); None when not even one arm at the fewest rounds fits (the ablation is then
+        skipped as it was).
+        Only what is left is spent: reserving it took runs from the search and lost quality
+        on the tuning suite (docs/decisions/0096)."""
+        plan, left = self.plan, self.left()
+        rounds = max(rounds, MIN_ROUNDS)
+        if plan is None or most < 1:
+            return None
+        if left is None:
+            return rounds, most
+        fits = [(r, a) for r in range(rounds, MIN_ROUNDS - 1, -1) for a in range(most, 0, -1)
+                if plan.pruned_runs(r, a) <= left]
+        if not fits:
+            return None
+        r, a = fits[0]
+        text = (f"the baseline, the winner and {a} pruned configuration{_s(a)}, {r} rounds "
+                f"({plan.pruned_runs(r, a)} runs)")
+        if self.ablation_skipped is not None and self.cuts and self.cuts[-1].startswith("ablation skipped"):
+            self.cuts[-1] = (f"ablation by importance: leave-one-out needs up to {self.ablation_skipped[0]} runs, "
+                             f"--max-runs leaves {left}: {text}")
+        else:
+            self.cuts.append(f"ablation by importance: {text}; --max-runs leaves {left}")
+        self.ablation_skipped = None  # the winner is ablated after all
+        return r, a
 
     def to_dict(self) -> dict[str, Any]:
         """The result document's part: the budget and the runs spent by phase."""

@@ -33,7 +33,14 @@ from hone.run.journal import Journal, machine_lock_if
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 from hone.stats.ranksum import rounds_for_alpha
-from hone.tune.ablation import Ablation, ablate, changed_knobs
+from hone.tune.ablation import (
+    PRUNED_ROUNDS,
+    Ablation,
+    ablate,
+    ablate_by_importance,
+    changed_knobs,
+    prune_sizes,
+)
 from hone.tune.confirm import (
     ALPHA,
     EXACT_CV,
@@ -397,7 +404,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 phase("noise", f"~{100 * noise:.1f}% per trial (baseline CV/√{trial_runs}): the GP weighs it")
             top_k = settings.top_k
             exact_rounds = 0  # > 0: the exact confirmation's rounds (hone.tune.confirm.confirm_pooled)
-            if exact_runs(settings, noise, trial_runs):
+            repeat_exactly = exact_runs(settings, noise, trial_runs)
+            if repeat_exactly:
                 # repeats decide nothing when runs repeat exactly: one run a trial, only the best confirmed
                 repeats, trial_runs, one_run, top_k, pooled_rounds = 1, 1, False, 1, 0
                 fewest = rounds_for_alpha(len(baseline.get("runs", [])), ALPHA)
@@ -492,8 +500,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             chosen_by = _chosen_by(confirmations, order)
             runs.phase = "ablation"
             ablation = None if winner is None else _ablate_winner(
-                loaded, configurator, objective, winner, baseline, settings, clock, runs, events,
-                warmup=min(1, warmup), seed=seed or 0)
+                loaded, configurator, objective, winner, baseline, settings, clock, runs, events, study,
+                warmup=min(1, warmup), seed=seed or 0, exact=repeat_exactly)
             if ablation is not None and ablation.confirmation is not None:
                 winner = ablation.confirmation  # the minimal configuration is the recommendation
             if winner is not None:
@@ -501,8 +509,10 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 unchanged = [k for k in winner.candidate.config if k not in changed]
                 if ablation is None and runs.ablation_skipped and len(changed) >= 2:
                     need, left = runs.ablation_skipped
+                    least = runs.plan.pruned_runs(MIN_ROUNDS, 1) if runs.plan else need
                     not_ablated = (f"which of its {len(changed)} changes carry the gain was not measured: the "
-                                   f"ablation needs up to {need} runs, --max-runs left {left}")
+                                   f"ablation needs up to {need} runs (by importance, at least {least}), "
+                                   f"--max-runs left {left}")
             if settings.apply_best and winner is not None:
                 # Only the changes: apply() puts every other resource at its starting state.
                 configurator.apply({k: v for k, v in winner.candidate.config.items() if k in changed})
@@ -690,16 +700,32 @@ def _ablation_arms(settings: TuneSettings, loaded: LoadedSpec, candidates: list[
 
 def _ablate_winner(loaded: LoadedSpec, configurator: Configurator, objective: Objective, winner: Confirmation,
                    baseline: dict[str, Any], settings: TuneSettings, clock: TimeBudget, runs: RunBudget,
-                   events: TuneEvents, *, warmup: int, seed: int) -> Ablation | None:
+                   events: TuneEvents, study: optuna.Study, *, warmup: int, seed: int,
+                   exact: bool = False) -> Ablation | None:
     """The ablation of a winner that changes two or more knobs (None when off or not needed)."""
     phase = events.on_phase or (lambda p, m: None)
     changed = changed_knobs(loaded, winner.candidate.config, baseline.get("config", {}))
     if not settings.ablation or len(changed) < 2:
         return None
     fit = runs.ablation(settings.ablation_rounds or settings.confirm_rounds, len(changed) + 1)
-    _say_cuts(runs, phase)
     if fit is None:
-        return None
+        # leave-one-out does not fit: the changes pruned by importance, as many arms as the runs left pay for
+        asked = settings.ablation_rounds or settings.confirm_rounds
+        pruned = runs.pruned(asked if exact else max(asked, PRUNED_ROUNDS), len(prune_sizes(len(changed), 99)))
+        _say_cuts(runs, phase)
+        if pruned is None:
+            return None
+        rounds, arms = pruned
+        # --max-time: timed as leave-one-out of arms − 1 (+ 3) arms, one more than it runs when arms = 1
+        rounds = min(rounds, clock.ablation_rounds(rounds, max(1, arms - 1)))
+        _say_cuts(clock, phase)
+        phase("ablation", f"which of the winner's {len(changed)} changes hold its gain: the winner pruned to its most "
+              "important changes by the knob importances, against the baseline and the winner, interleaved")
+        return ablate_by_importance(loaded, configurator, objective, winner, baseline.get("config", {}),
+                                    knob_importances(study, seed=seed), arms=arms, rounds=rounds, warmup=warmup,
+                                    seed=seed, threshold=settings.threshold,
+                                    on_run=_counted(runs, events.on_ablation_run))
+    _say_cuts(runs, phase)
     rounds = min(fit, clock.ablation_rounds(settings.ablation_rounds or settings.confirm_rounds, len(changed) + 1))
     _say_cuts(clock, phase)
     phase("ablation", f"which of the winner's {len(changed)} changes hold its gain: the winner vs the winner with"

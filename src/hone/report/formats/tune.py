@@ -185,8 +185,8 @@ class AblationV2(TypedDict):
     winner_trial: int
     winner_config: dict[str, Value]
     rounds: int
-    method: Literal["leave-one-out"]
-    changes: list[AblationChangeV2]
+    method: Literal["leave-one-out", "by importance"]
+    changes: list[AblationChangeV2]  # by importance: [] (no change is measured on its own)
     kept: list[str]
     dropped: list[str]
     minimal: dict[str, Value]
@@ -194,6 +194,20 @@ class AblationV2(TypedDict):
     why: str
     minimal_vs_baseline: ComparisonV2 | None
     minimal_vs_winner: ComparisonV2 | None
+    # added within version 2, by importance only
+    order: NotRequired[list[str]]  # the changes, most important first
+    pruned: NotRequired[list[PrunedArmV2]]
+
+
+class PrunedArmV2(TypedDict):
+    """A configuration of the winner's ``kept`` most important changes (the others at their start)."""
+
+    kept: list[str]
+    vs_baseline: ComparisonV2
+    vs_winner: ComparisonV2
+    passed: bool  # beats the baseline, not (measurably or probably) worse than the winner
+    chosen: bool
+    status: str  # chosen, held the gain, not shown to beat the baseline, worse than the winner
 
 
 class BudgetV2(TypedDict):
