@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import optuna
 import pytest
 import yaml
 
@@ -161,6 +162,10 @@ def test_hone_tune_runs_an_atune_pair(pair, hone, tmp_path):
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["trials"] == 4 and doc["failed_trials"] == 0 and doc["budget"]["runs_total"] <= 17
     assert doc["objective"]["mode"] == "weighted"
+    # the HTML report and `hone report STUDY` read the study's copy: its commands name the translated spec
+    stored = optuna.load_study(study_name=doc["study"], storage=doc["storage"]).user_attrs["hone_result"]
+    assert "/atune/" in doc["spec"] and stored["spec"] == doc["spec"]
+    assert stored["apply_command"] == doc["apply_command"]
     assert (tmp_path / "ratio").read_text() == "10" and (tmp_path / "mode").read_text() == "safe"
     assert not (tmp_path / "pwned").exists()
 

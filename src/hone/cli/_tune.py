@@ -46,6 +46,7 @@ from hone.tune.confirm import keep_reason
 from hone.tune.importance import importance_caveat
 from hone.tune.start import start_configs
 from hone.tune.storage import mask_url
+from hone.tune.tuner import store_result
 
 
 def _short(config: dict[str, Any], limit: int = 6) -> str:
@@ -217,7 +218,9 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
     with progress:
         result = tune(loaded, settings, events)
     if atune_server:
+        # the commands a result prints take the translated spec: `hone apply` cannot read the pair alone
         result.spec_path = str(apply_spec)
+        store_result(result)
     _print_result(result)
     html_out = html_path or str(state_dir() / "reports" / f"{result.study}.html")
     from hone.report.html import write_study_html

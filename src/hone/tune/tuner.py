@@ -62,7 +62,7 @@ from hone.tune.runbudget import RunBudget, RunPlan
 from hone.tune.samplers import make_sampler
 from hone.tune.space import SearchSpace
 from hone.tune.start import queue_starts
-from hone.tune.storage import mask_url, prepare_storage
+from hone.tune.storage import mask_url, open_storage, prepare_storage
 from hone.tune.study import (
     ATTR_BASELINE,
     ATTR_FAIL_KNOBS,
@@ -534,7 +534,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         risks=risks(list(spec.knobs), dict(winner.candidate.config)) if winner is not None else [],
         failed_knobs=dict(blamed.most_common()), not_ablated=not_ablated,
     )
-    study.set_user_attr("hone_result", _jsonable(result.to_json()))
+    store_result(result, study)
     if settings.max_runs is not None:
         study.set_user_attr(ATTR_OPEN_RUNS, None)  # the job finished: a later --resume starts a new budget
     return result
@@ -689,6 +689,13 @@ def _counted(runs: RunBudget, on_run: Callable[[int, str, Measurement], None] | 
             on_run(rnd, name, m)
 
     return counted
+
+
+def store_result(result: TuneResult, study: optuna.Study | None = None) -> None:
+    """Keep ``result`` in its study, for ``hone report STUDY`` and the HTML report."""
+    if study is None:
+        study = optuna.load_study(study_name=result.study, storage=open_storage(result.storage))
+    study.set_user_attr("hone_result", _jsonable(result.to_json()))
 
 
 def _ablation_arms(settings: TuneSettings, loaded: LoadedSpec, candidates: list[Candidate],
