@@ -46,7 +46,6 @@ from hone.tune.confirm import keep_reason
 from hone.tune.importance import importance_caveat
 from hone.tune.start import start_configs
 from hone.tune.storage import mask_url
-from hone.tune.tuner import store_result
 
 
 def _short(config: dict[str, Any], limit: int = 6) -> str:
@@ -163,6 +162,8 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
         max_time=t.max_time if max_time is None else max_time,
         max_runs=max_runs, max_runs_source=source, one_run=one_run,
         starts=start_configs(loaded, start, [(r, load_tune_result(r)) for r in start_from]),
+        # the commands a result prints take the translated spec: `hone apply` cannot read the pair alone
+        spec_path=str(apply_spec) if atune_server else None,
     )
     metric_units = {m.name: m.unit or "" for m in loaded.spec.metrics}
     started = time.perf_counter()
@@ -217,10 +218,6 @@ def tune_cmd(spec: str, atune_server: str | None, trials: int | None, seed: int 
                         on_ablation_run=on_ablation_run, on_trials=on_trials)
     with progress:
         result = tune(loaded, settings, events)
-    if atune_server:
-        # the commands a result prints take the translated spec: `hone apply` cannot read the pair alone
-        result.spec_path = str(apply_spec)
-        store_result(result)
     _print_result(result)
     html_out = html_path or str(state_dir() / "reports" / f"{result.study}.html")
     from hone.report.html import write_study_html

@@ -62,7 +62,7 @@ from hone.tune.runbudget import RunBudget, RunPlan
 from hone.tune.samplers import make_sampler
 from hone.tune.space import SearchSpace
 from hone.tune.start import queue_starts
-from hone.tune.storage import mask_url, open_storage, prepare_storage
+from hone.tune.storage import mask_url, prepare_storage
 from hone.tune.study import (
     ATTR_BASELINE,
     ATTR_FAIL_KNOBS,
@@ -132,6 +132,7 @@ class TuneSettings:
     pooled_rounds: int | None = None  # its rounds; default: one more than the fewest its test needs, if they fit
     confirm_asked: bool = False  # confirm_rounds given by the user: every confirmation runs at least that many
     starts: list[dict[str, Scalar]] = field(default_factory=list)  # measured first (hone.tune.start)
+    spec_path: str | None = None  # the spec the result's commands name (default: the loaded one; A-Tune's translation)
 
 
 class TrialWorkers(Protocol):
@@ -525,7 +526,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     failed = sum(1 for t in trials if t.state == TrialState.FAIL)
     blamed = Counter(k for t in trials if t.state == TrialState.FAIL for k in t.user_attrs.get(ATTR_FAIL_KNOBS, []))
     result = TuneResult(
-        spec_path=str(loaded.path), spec_name=spec.name or "", storage=storage, study=name, seed=seed,
+        spec_path=settings.spec_path or str(loaded.path), spec_name=spec.name or "", storage=storage, study=name,
+        seed=seed,
         sampler=settings.sampler, objective=objective, baseline=baseline, trials=len(trials), failed_trials=failed,
         confirmations=confirmations, winner=winner, importances=importances, applied=applied,
         restore_problems=problems, chosen_by=chosen_by, started=started, finished=time.time(),
@@ -534,7 +536,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         risks=risks(list(spec.knobs), dict(winner.candidate.config)) if winner is not None else [],
         failed_knobs=dict(blamed.most_common()), not_ablated=not_ablated,
     )
-    store_result(result, study)
+    study.set_user_attr("hone_result", _jsonable(result.to_json()))
     if settings.max_runs is not None:
         study.set_user_attr(ATTR_OPEN_RUNS, None)  # the job finished: a later --resume starts a new budget
     return result
@@ -689,13 +691,6 @@ def _counted(runs: RunBudget, on_run: Callable[[int, str, Measurement], None] | 
             on_run(rnd, name, m)
 
     return counted
-
-
-def store_result(result: TuneResult, study: optuna.Study | None = None) -> None:
-    """Keep ``result`` in its study, for ``hone report STUDY`` and the HTML report."""
-    if study is None:
-        study = optuna.load_study(study_name=result.study, storage=open_storage(result.storage))
-    study.set_user_attr("hone_result", _jsonable(result.to_json()))
 
 
 def _ablation_arms(settings: TuneSettings, loaded: LoadedSpec, candidates: list[Candidate],
