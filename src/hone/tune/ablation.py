@@ -79,6 +79,7 @@ class PrunedArm:
     vs_baseline: PairedComparison  # reference: the baseline; candidate: this arm
     vs_winner: PairedComparison  # reference: W; candidate: this arm
     passed: bool  # beats the baseline and is not (measurably or probably) worse than W
+    why: str  # judge_minimal's reason
     chosen: bool = False
 
     @property
@@ -271,8 +272,8 @@ def ablate_by_importance(
     measured = []
     for j in sizes:
         vs_base, vs_winner = judged[BASELINE, names[j]][0], judged[WINNER, names[j]][0]
-        measured.append(PrunedArm(order[:j], vs_base, vs_winner,
-                                  judge_minimal(vs_base, vs_winner, objective.units)[0] == "minimal"))
+        choice, why = judge_minimal(vs_base, vs_winner, objective.units)
+        measured.append(PrunedArm(order[:j], vs_base, vs_winner, choice == "minimal", why))
     result = Ablation(winner.candidate.name, winner.candidate.trial_number, config, settings.rounds, [], {}, "winner",
                       "", method=BY_IMPORTANCE, order=order, pruned=measured)
     chosen = next((a for a in measured if a.passed), None)
@@ -281,15 +282,13 @@ def ablate_by_importance(
         result.minimal = {k: config[k] for k in smallest.kept}
         result.minimal_vs_baseline, result.minimal_vs_winner = smallest.vs_baseline, smallest.vs_winner
         result.why = (f"no pruned configuration passed; the smallest, the {len(smallest.kept)} most important of the "
-                      f"{len(order)} changes: "
-                      + judge_minimal(smallest.vs_baseline, smallest.vs_winner, objective.units)[1])
+                      f"{len(order)} changes: {smallest.why}")
         return result
     chosen.chosen = True
     result.minimal = {k: config[k] for k in chosen.kept}
     result.minimal_vs_baseline, result.minimal_vs_winner = chosen.vs_baseline, chosen.vs_winner
     result.recommended = "minimal"
-    result.why = (f"the {len(chosen.kept)} most important of the {len(order)} changes: "
-                  + judge_minimal(chosen.vs_baseline, chosen.vs_winner, objective.units)[1])
+    result.why = f"the {len(chosen.kept)} most important of the {len(order)} changes: {chosen.why}"
     name = f"{winner.candidate.name} minimal"
     result.confirmation = Confirmation(
         Candidate(name, winner.candidate.trial_number, result.minimal, {}), chosen.vs_baseline,

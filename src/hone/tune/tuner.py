@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import math
 import os
 import shlex
@@ -375,6 +376,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         pids = list(study.user_attrs.get("hone_pids", []))
         study.set_user_attr("hone_pids", [*pids, os.getpid()])
         configurator = Configurator(loaded, journal)
+        # fANOVA once: the trials are final after the search (the ablation by importance and the result use them)
+        importances_of = functools.cache(lambda: knob_importances(study, seed=seed or 0))
         applied = False
         problems: list[str] = []
         unchanged: list[str] = []
@@ -501,7 +504,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             chosen_by = _chosen_by(confirmations, order)
             runs.phase = "ablation"
             ablation = None if winner is None else _ablate_winner(
-                loaded, configurator, objective, winner, baseline, settings, clock, runs, events, study,
+                loaded, configurator, objective, winner, baseline, settings, clock, runs, events, importances_of,
                 warmup=min(1, warmup), seed=seed or 0, exact=repeat_exactly)
             if ablation is not None and ablation.confirmation is not None:
                 winner = ablation.confirmation  # the minimal configuration is the recommendation
@@ -521,7 +524,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         finally:
             if not applied:
                 problems = configurator.restore()
-        importances = knob_importances(study, seed=seed or 0)
+        importances = importances_of()
         trials = finished_trials(study)
     failed = sum(1 for t in trials if t.state == TrialState.FAIL)
     blamed = Counter(k for t in trials if t.state == TrialState.FAIL for k in t.user_attrs.get(ATTR_FAIL_KNOBS, []))
@@ -702,7 +705,7 @@ def _ablation_arms(settings: TuneSettings, loaded: LoadedSpec, candidates: list[
 
 def _ablate_winner(loaded: LoadedSpec, configurator: Configurator, objective: Objective, winner: Confirmation,
                    baseline: dict[str, Any], settings: TuneSettings, clock: TimeBudget, runs: RunBudget,
-                   events: TuneEvents, study: optuna.Study, *, warmup: int, seed: int,
+                   events: TuneEvents, importances: Callable[[], dict[str, float]], *, warmup: int, seed: int,
                    exact: bool = False) -> Ablation | None:
     """The ablation of a winner that changes two or more knobs (None when off or not needed)."""
     phase = events.on_phase or (lambda p, m: None)
@@ -713,7 +716,8 @@ def _ablate_winner(loaded: LoadedSpec, configurator: Configurator, objective: Ob
     if fit is None:
         # leave-one-out does not fit: the changes pruned by importance, as many arms as the runs left pay for
         asked = settings.ablation_rounds or settings.confirm_rounds
-        pruned = runs.pruned(asked if exact else max(asked, PRUNED_ROUNDS), len(prune_sizes(len(changed), 99)))
+        pruned = runs.pruned(asked if exact else max(asked, PRUNED_ROUNDS),
+                             len(prune_sizes(len(changed), len(changed))))  # every arm there is
         _say_cuts(runs, phase)
         if pruned is None:
             return None
@@ -724,7 +728,7 @@ def _ablate_winner(loaded: LoadedSpec, configurator: Configurator, objective: Ob
         phase("ablation", f"which of the winner's {len(changed)} changes hold its gain: the winner pruned to its most "
               "important changes by the knob importances, against the baseline and the winner, interleaved")
         return ablate_by_importance(loaded, configurator, objective, winner, baseline.get("config", {}),
-                                    knob_importances(study, seed=seed), arms=arms, rounds=rounds, warmup=warmup,
+                                    importances(), arms=arms, rounds=rounds, warmup=warmup,
                                     seed=seed, threshold=settings.threshold,
                                     on_run=_counted(runs, events.on_ablation_run))
     _say_cuts(runs, phase)
