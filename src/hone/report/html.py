@@ -23,7 +23,7 @@ from hone.core.errors import HoneError
 from hone.core.metrics import verdict_word
 from hone.core.paths import default_storage_url
 from hone.report import formats
-from hone.report.base import ci_name
+from hone.report.base import ci_name, pct
 from hone.tune.gp import ATTR_START
 from hone.tune.importance import importance_caveat
 from hone.tune.storage import require_driver
@@ -220,10 +220,11 @@ def _ablation_html(doc: dict[str, Any] | None) -> str:
 
 
 def _pct_html(c: Any) -> str:
+    """A comparison as ``+x% (lo … hi), p …``."""
     if not isinstance(c, dict) or not isinstance(c.get("change_pct"), int | float):
         return "–"
-    ci = c.get("ci_pct") or [None, None]
-    text = f"{c['change_pct']:+.2f}%" + (f" ({ci[0]:+.2f}% … {ci[1]:+.2f}%)" if None not in ci else "")
+    lo, hi = c.get("ci_pct") or (None, None)
+    text = f"{pct(c['change_pct'], sign=True)} ({pct(lo, sign=True)} … {pct(hi, sign=True)})"
     return html.escape(text) + f", p {_fmt(c.get('p_value'))}"
 
 

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from hone.core.durations import format_duration
 from hone.core.metrics import verdict_word
-from hone.report.base import ci_name
+from hone.report.base import ci_name, ci_text, pct
 
 
 def _num(v: Any) -> str:
@@ -140,11 +140,10 @@ def ablation_lines(data: dict[str, Any]) -> list[Text]:
 
 
 def _pct(c: Any) -> str:
+    """A comparison as ``+x% [lo, hi] p=…``."""
     if not isinstance(c, dict) or not isinstance(c.get("change_pct"), int | float):
         return "–"
-    ci = c.get("ci_pct") or [None, None]
-    ci_text = f" [{ci[0]:+.2f}%, {ci[1]:+.2f}%]" if None not in ci else ""
-    return f"{c['change_pct']:+.2f}%{ci_text} p={_num(c.get('p_value'))}"
+    return f"{pct(c['change_pct'], sign=True)}{' ' + ci_text(c) if c.get('ci_pct') else ''} p={_num(c.get('p_value'))}"
 
 
 def _pruned_lines(ablation: dict[str, Any]) -> list[Text]:
