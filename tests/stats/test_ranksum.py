@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import mannwhitneyu
 
-from hone.stats.ranksum import _ci_rank, _u_counts, compare_runs_unpaired, min_p, rounds_for_alpha
+from hone.stats.ranksum import _ci_rank, _u_counts, compare_identical, compare_runs_unpaired, min_p, rounds_for_alpha
 
 
 @pytest.mark.parametrize(("m", "n"), [(1, 1), (3, 2), (4, 4), (6, 3), (5, 1)])
@@ -95,3 +95,26 @@ def test_a_significant_change_just_under_the_threshold_in_percent_is_not_faster(
     c = compare_runs_unpaired(ref, cand, goal="minimize")
     assert c.p_value < 0.05 and -1.0 < c.change_pct < -0.99
     assert c.verdict == "inconclusive" and "below the 1.0% threshold" in c.reason
+
+
+@given(ref=st.floats(0.01, 1e6), ratio=st.floats(0.2, 5.0), goal=st.sampled_from(["minimize", "maximize"]),
+       threshold=st.sampled_from([0.01, 0.03, 0.1]))
+@settings(max_examples=200, deadline=None)
+def test_identical_runs_compare_exactly_the_threshold_alone_decides(ref: float, ratio: float, goal: str,
+                                                                    threshold: float) -> None:
+    cand = ref * ratio
+    c = compare_identical([ref] * 4, [cand], goal=goal, threshold=threshold)  # type: ignore[arg-type]
+    assert c.estimator == "exact" and c.confidence == 1.0 and c.n == 1
+    assert c.ci_pct[0] == c.ci_pct[1] == c.change_pct == pytest.approx((cand / ref - 1) * 100)
+    assert c.p_value == (0.0 if cand != ref else 1.0)
+    better = cand > ref if goal == "maximize" else cand < ref
+    if abs(c.change_pct) >= 100 * threshold * 1.001:
+        assert c.verdict == ("faster" if better else "slower") and c.improved == better
+    elif abs(c.change_pct) < 100 * threshold * 0.99:
+        assert c.verdict == "equivalent" and not c.improved
+    assert "runs repeat identically (4 of the reference, 1 of the candidate)" in c.reason
+
+
+def test_identical_runs_without_a_positive_figure_are_inconclusive() -> None:
+    c = compare_identical([0.0, 0.0], [5.0], goal="maximize")
+    assert c.verdict == "inconclusive" and math.isnan(c.change_pct) and not c.improved

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from hone.spec.models import Metric
@@ -15,6 +17,8 @@ from hone.tune.confirm import (
     model_observations,
     objective_figure,
     recommend,
+    repeats_identically,
+    reproduces,
 )
 from hone.tune.objective import build_objective
 from tests.measurements import aa_cpu_times, cpu_run
@@ -105,3 +109,19 @@ def test_the_baselines_runs_are_pooled_unless_those_beside_the_candidate_all_bea
     # runs that repeat exactly must still repeat within 1%, whichever way they moved
     assert baseline_held([100.0, 100.1], [100.2], "maximize", exact=True)
     assert not baseline_held([100.0, 100.1], [97.0], "maximize", exact=True)
+
+
+def test_identical_runs_are_every_scored_metric_the_same_and_a_reproduction_its_search_figures() -> None:
+    obj = build_objective([Metric(name="ops", extract={"regex": "ops: (.*)"}, goal="maximize", weight=3),
+                           Metric(name="p99", extract={"regex": "p99: (.*)"}, goal="minimize", weight=1)])
+    same = [cpu_run(0.02 + 0.001 * i, ops=500.0, p99=3.25) for i in range(3)]  # times differ: not scored
+    assert repeats_identically(obj, same)
+    assert not repeats_identically(obj, same[:1])  # one run shows nothing
+    assert not repeats_identically(obj, [*same[:2], cpu_run(0.02, ops=500.0, p99=3.2500001)])
+    failed = dataclasses.replace(same[0], error="exit 1")
+    assert not repeats_identically(obj, [*same[:2], failed])
+    assert reproduces(obj, same[:1], {"ops": 500.0, "p99": 3.25})
+    assert reproduces(obj, same[:1], {"ops": (500.0 + 500.0 + 500.0) / 3, "p99": 3.25})  # a mean of 3 runs
+    assert not reproduces(obj, same[:1], {"ops": 501.0, "p99": 3.25})
+    assert not reproduces(obj, same[:1], {"ops": 500.0})  # the search never measured p99
+    assert not reproduces(obj, [failed], {"ops": 500.0, "p99": 3.25}) and not reproduces(obj, [], {"ops": 500.0})

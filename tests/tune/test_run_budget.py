@@ -40,15 +40,16 @@ def test_max_runs_holds_with_the_baseline_search_confirmation_and_ablation_all_c
     spent = doc["budget"]["runs_spent"]
     assert doc["budget"]["max_runs"] == 80
     assert _runs(log) == sum(spent.values()) == doc["budget"]["runs_total"] <= 80
-    # the baseline's 2 runs repeat exactly: 4 more to be sure, then 2 rounds × 2 arms, the best's 2 new
-    # runs against the baseline's 8 in the rank-sum test
-    assert spent["baseline"] == 6 and spent["confirmation"] == 4
-    assert doc["confirmations"][0]["comparison"]["reason"] == "rank-sum test of 2 against 8 runs"
-    assert "its 2 runs repeat within 1%: 4 more to be sure" in res.out
+    # the baseline's 2 runs are identical: 1 more to be sure, then 1 round × 2 arms, whose runs give
+    # the same figures again: an exact comparison
+    assert spent["baseline"] == 3 and spent["confirmation"] == 2
+    assert doc["confirmations"][0]["comparison"]["reason"] == (
+        "runs repeat identically (4 of the reference, 1 of the candidate): the difference is exact")
+    assert "its 2 runs are identical: 1 more to be sure" in res.out
     assert doc["ablation"] is not None and spent["ablation"] == 6 * (4 + 3)  # leave-one-out, then the last block
     assert spent["search"] == 8  # 8 trials of 1 run: the runs repeat exactly
     assert re.search(r"runs: ≤ 80 benchmark runs \(--max-runs\): baseline 2, search ≤ ", res.out), res.out
-    assert f"benchmark runs: {sum(spent.values())} of --max-runs 80 (baseline 6, search " in res.out
+    assert f"benchmark runs: {sum(spent.values())} of --max-runs 80 (baseline 3, search " in res.out
 
 
 def test_a_winner_the_budget_cannot_ablate_says_so_and_how_to_measure_its_top_change(
@@ -83,34 +84,63 @@ def test_the_spec_budget_stops_the_search_exactly_with_failing_runs_counted(work
     res = hone("tune", spec, "--sampler", "random", "--json", workload / "r.json")
     assert res.code == 0, res.err + res.out
     doc = json.loads((workload / "r.json").read_text())
-    # the baseline's 3 runs repeat exactly: 3 more, then the confirmation's 4 runs (2 rounds × 2 arms, a
-    # rank-sum test with the baseline's runs) are reserved; the search spends the other 20
-    assert doc["budget"]["runs_spent"] == {"baseline": 6, "search": 20, "confirmation": 4, "ablation": 0}
-    assert doc["budget"]["runs_planned"] == {"baseline": 6, "search": 20, "confirmation": 4, "ablation": 0}
+    # the baseline's 3 runs are identical (a deterministic benchmark): the confirmation's 2 runs (1 round
+    # × 2 arms) are reserved; the search spends the other 25
+    assert doc["budget"]["runs_spent"] == {"baseline": 3, "search": 25, "confirmation": 2, "ablation": 0}
+    assert doc["budget"]["runs_planned"] == {"baseline": 3, "search": 25, "confirmation": 2, "ablation": 0}
     assert _runs(workload / "runs.log") == 30
     assert doc["failed_trials"] >= 1  # x = 3 or 6 fails: those runs count like any other
+    assert "its 3 runs are identical: a deterministic benchmark" in res.out
+    assert "the baseline's runs are identical: one run per trial" in res.out
+    assert "runs: ≤ 30 benchmark runs (--max-runs): baseline 3, search ≤ 25 (~25 trials of 1 run), confirmation 2 " \
+           "(1 round × 2 arms)" in res.out
+    # the best's new run gave the figure its trial did, the baseline's the one its 3 runs did: exact
+    comparison = doc["confirmations"][0]["comparison"]
+    assert comparison["estimator"] == "exact" and comparison["confidence"] == 1.0 and comparison["n"] == 1
+    assert comparison["ci_pct"] == [comparison["change_pct"]] * 2 and comparison["p_value"] == 0.0
+    assert comparison["verdict"] == "faster" and doc["recommended"] is not None
+    trial = next(t for t in optuna.load_study(study_name=doc["study"], storage=doc["storage"]).trials
+                 if t.number == doc["confirmations"][0]["trial"])
+    assert doc["confirmations"][0]["means"]["score"] == trial.user_attrs["means"]["score"]
+    change = f"{comparison['change_pct']:+.2f}%"
+    assert f"vs baseline, exact [{change}, {change}], p = 0, 1 interleaved round\n" in res.out
+    shown = hone("report", workload / "r.json").out  # the table's CI column is named for its level
+    assert re.search(rf"┃ +exact +┃.*│ +\{change} … \{change} +│", shown, re.S), shown
+
+
+def test_runs_within_one_percent_but_not_identical_get_three_more_baseline_runs_and_the_rank_sum(
+        workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, mode="quiet", repeats=3)  # ±0.1% by turns
+    spec.write_text(spec.read_text().replace("trials: 5, ", ""))  # the runs decide
+    res = hone("tune", spec, "--max-runs", "30", "--sampler", "random", "--json", workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    # 3 runs agree within 1% by chance now and then: 3 more, then 2 rounds, the best's 2 new runs
+    # against the baseline's 8 in the rank-sum test
+    assert doc["budget"]["runs_spent"] == {"baseline": 6, "search": 20, "confirmation": 4, "ablation": 0}
+    assert "its 3 runs repeat within 1%: 3 more to be sure" in res.out
     assert "the baseline's runs repeat within 1%: one run per trial" in res.out
-    assert "runs: ≤ 30 benchmark runs (--max-runs): baseline 6, search ≤ 20 (~20 trials of 1 run), confirmation 4 " \
-           "(2 rounds × 2 arms)" in res.out
+    assert doc["confirmations"][0]["comparison"]["reason"] == "rank-sum test of 2 against 8 runs"
+    assert _runs(workload / "runs.log") == 30
 
 
 def test_exact_runs_that_stop_repeating_fall_back_to_the_paired_confirmation(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
-    # the baseline's 6 runs repeat exactly, then every run is ±5% by turns
+    # the baseline's 3 runs and the first 3 trials' are identical, then every run is ±5% by turns
     spec = write_workload(workload, mode="drift", repeats=3)
     res = hone("tune", spec, "--no-ablation", "--study", "drift", "--json", workload / "r.json")
     assert res.code == 0, res.err + res.out
     doc = json.loads((workload / "r.json").read_text())
-    assert "the baseline's runs no longer repeat within 1%: the paired confirmation instead" in res.out
+    assert "the runs no longer repeat identically: the paired confirmation instead" in res.out
     assert doc["confirmations"][0]["comparison"]["n"] == 6  # the paired test's own rounds
-    assert _runs(workload / "runs.log") == 6 + 5 + 2 * 2 + 6 * 2
+    assert _runs(workload / "runs.log") == 3 + 5 + 1 * 2 + 6 * 2
     # under a budget that leaves no room for the paired rounds: the default kept, and why
     (workload / "runs.log").unlink()
     spec.write_text(spec.read_text().replace("trials: 5, ", ""))  # the runs decide
     res = hone("tune", spec, "--max-runs", "30", "--no-ablation", "--study", "drift30", "--json", workload / "b.json")
     assert res.code == 0, res.err + res.out
     doc = json.loads((workload / "b.json").read_text())
-    assert doc["recommended"] is None and "inconclusive after 2 rounds" in doc["keep_reason"]
-    assert any("no longer repeat within 1% and the paired confirmation (12 runs) does not fit" in c
+    assert doc["recommended"] is None and "inconclusive after 1 round" in doc["keep_reason"]
+    assert any("no longer repeat identically and the paired confirmation (12 runs) does not fit" in c
                for c in doc["budget"]["cuts"])
     assert _runs(workload / "runs.log") == 30
 
@@ -177,13 +207,21 @@ def test_under_a_small_budget_the_pooled_confirmation_takes_its_fewest_rounds(wo
 
 def test_confirmation_rounds_the_user_asked_for_hold_for_the_exact_and_pooled_confirmations(  # type: ignore[no-untyped-def]
         workload: Path, hone) -> None:
-    # runs that repeat exactly: 2 rounds are enough for the rank-sum test, --confirm 4 asks for 4
-    spec = write_workload(workload, repeats=3)
+    # runs that repeat within 1%: 2 rounds are enough for the rank-sum test, --confirm 4 asks for 4
+    spec = write_workload(workload, mode="quiet", repeats=3)
     res = hone("tune", spec, "--confirm", "4", "--no-ablation", "--study", "exact", "--json", workload / "e.json")
     assert res.code == 0, res.err + res.out
     doc = json.loads((workload / "e.json").read_text())
     assert doc["confirmations"][0]["comparison"]["reason"] == "rank-sum test of 4 against 10 runs"
     assert "in 4 rounds (a rank-sum test with the baseline's runs)" in res.out
+    # identical runs: 1 round is enough, --confirm 4 asks for 4 (each must give the same figure again)
+    spec = write_workload(workload, repeats=3)
+    res = hone("tune", spec, "--confirm", "4", "--no-ablation", "--study", "identical", "--json", workload / "i.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "i.json").read_text())
+    assert doc["confirmations"][0]["comparison"]["reason"] == (
+        "runs repeat identically (7 of the reference, 4 of the candidate): the difference is exact")
+    assert "in 4 rounds (the same figures again make the comparison exact)" in res.out
     # noisy runs under a budget: the pooled confirmation takes 4 rounds unless the spec says 5
     (workload / "runs.log").unlink()
     spec = write_workload(workload, mode="noisy", repeats=3, trials=60)

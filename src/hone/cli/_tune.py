@@ -274,7 +274,7 @@ def _print_result(result: TuneResult) -> None:
             (f"Recommendation ({recommendation_kind(doc)}): "
              + recommendation_text(result.winner.candidate.config, result.unchanged, 20), "bold green"),
             f"\n  {comp.change_pct:+.2f}% vs baseline, {ci_name(comp.confidence)} [{comp.ci_pct[0]:+.2f}%, "
-            f"{comp.ci_pct[1]:+.2f}%], p = {comp.p_value:.3g}, {comp.n} interleaved rounds"))
+            f"{comp.ci_pct[1]:+.2f}%], p = {comp.p_value:.3g}, {comp.n} interleaved round{'s' if comp.n != 1 else ''}"))
         if result.chosen_by == "model":
             console.print("  chosen among the confirmed candidates by the GP's posterior mean over every"
                           " measurement (search trials and confirmation rounds)")

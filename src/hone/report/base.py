@@ -156,6 +156,8 @@ def ci_label(data: dict[str, Any], row: dict[str, Any] | None = None) -> str:
 
 def ci_name(confidence: float | None) -> str:
     """A CI's name by its level (a fraction; 0.95 when unknown): "95% CI", "97.5% CI"."""
+    if confidence == 1.0:
+        return "exact"  # runs that repeat identically: the change itself, no interval (hone.stats.ranksum)
     level = 100 * (confidence if confidence is not None and math.isfinite(confidence) else 0.95)
     return f"{level:.0f}% CI" if abs(level - round(level)) < 0.05 else f"{level:.1f}% CI"
 

@@ -126,11 +126,12 @@ def _ci_figure(doc: dict[str, Any]) -> go.Figure | None:
     confs = doc.get("confirmations") or []
     if not confs:
         return None
-    names, change, lo, hi = [], [], [], []
+    names, change, lo, hi, levels = [], [], [], [], set()
     for c in confs:
         comp = c["comparison"]
         if comp.get("change_pct") is None or comp["ci_pct"][0] is None:
             continue
+        levels.add(ci_name(comp.get("confidence")))
         names.append(c["name"])
         change.append(comp["change_pct"])
         lo.append(comp["change_pct"] - comp["ci_pct"][0])
@@ -139,7 +140,8 @@ def _ci_figure(doc: dict[str, Any]) -> go.Figure | None:
         return None
     fig = go.Figure(go.Bar(x=names, y=change, error_y={"type": "data", "symmetric": False, "array": hi,
                                                        "arrayminus": lo}))
-    fig.update_layout(title="Confirmation: change vs baseline with 95% CI (%)", yaxis_title="% change")
+    shown = " (exact)" if levels == {"exact"} else f" with {levels.pop()} (%)" if len(levels) == 1 else " with CIs (%)"
+    fig.update_layout(title=f"Confirmation: change vs baseline{shown}", yaxis_title="% change")
     fig.add_hline(y=0, line_dash="dot")
     return fig
 

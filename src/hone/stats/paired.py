@@ -118,7 +118,7 @@ class PairedComparison:
     confidence: float = 0.95
     dropped: int = 0
     reason: str = ""
-    estimator: Estimator = "mean"
+    estimator: Estimator | Literal["exact"] = "mean"  # exact: runs that repeat identically (ranksum)
     tail_ratio: float = math.nan
     rounds_needed: int | None = None  # inconclusive: about how many rounds would settle it
 

@@ -116,3 +116,28 @@ def compare_runs_unpaired(reference: Sequence[float], candidate: Sequence[float]
     return PairedComparison(n=n, ratio=math.exp(shift), change_pct=_pct(shift), ci_pct=(_pct(lo), _pct(hi)),
                             p_value=p, verdict=verdict, mde_pct=_pct(spread),  # type: ignore[arg-type]
                             improved=verdict == "faster", reason=reason, **common)  # type: ignore[arg-type]
+
+
+def compare_identical(reference: Sequence[float], candidate: Sequence[float], *, goal: Goal = "minimize",
+                      threshold: float = 0.01) -> PairedComparison:
+    """Two groups whose runs each repeat identically (a deterministic benchmark: the caller checks
+    it): the change is the one difference there is, with no sampling error to bound — the CI is
+    that point, p is 0 when the figures differ (1 when they do not), and the verdict is the
+    threshold's alone: faster or slower beyond it, equivalent within it."""
+    ref, cand = float(reference[0]), float(candidate[0])
+    common = dict(n=len(candidate), goal=goal, threshold=threshold, alpha=0.05, confidence=1.0, estimator="exact",
+                  mde_pct=0.0)
+    if not (math.isfinite(ref) and math.isfinite(cand) and ref > 0 and cand > 0):
+        return PairedComparison(ratio=math.nan, change_pct=math.nan, ci_pct=(math.nan, math.nan), p_value=math.nan,
+                                verdict="inconclusive", improved=False, reason="no positive figure to compare",
+                                **common)  # type: ignore[arg-type]
+    shift = math.log(cand / ref)
+    if beyond(shift, threshold):
+        verdict = "faster" if (shift < 0 if goal == "minimize" else shift > 0) else "slower"
+    else:
+        verdict = "equivalent"
+    reason = (f"runs repeat identically ({len(reference)} of the reference, {len(candidate)} of the candidate): "
+              "the difference is exact")
+    return PairedComparison(ratio=cand / ref, change_pct=_pct(shift), ci_pct=(_pct(shift), _pct(shift)),
+                            p_value=0.0 if cand != ref else 1.0, verdict=verdict,  # type: ignore[arg-type]
+                            improved=verdict == "faster", reason=reason, **common)  # type: ignore[arg-type]

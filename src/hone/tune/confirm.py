@@ -41,7 +41,7 @@ from hone.run.schedule import InterleavedResult, Variant
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 from hone.stats.paired import Goal, PairedComparison, min_rounds_for_alpha
-from hone.stats.ranksum import compare_runs_unpaired, min_p
+from hone.stats.ranksum import compare_identical, compare_runs_unpaired, min_p
 from hone.stats.summary import sample_cv
 from hone.tune.gp import HoneGPSampler
 from hone.tune.objective import Objective
@@ -228,6 +228,7 @@ def confirm_pooled(
     *,
     rounds: int,
     exact: bool,
+    identical: bool = False,
     warmup: int = 1,
     seed: int = 0,
     threshold: float = 0.01,
@@ -245,7 +246,10 @@ def confirm_pooled(
     caller goes on to the paired confirmation — unless ``paired_fits()`` says the runs left do
     not allow it: then ``"beside"``, the candidate's runs against the baseline's runs of the same
     rounds only, at :data:`ALPHA` (a drift between the phases cannot favour either), when that
-    test can reach it (4 rounds or more)."""
+    test can reach it (4 rounds or more). ``identical``: the baseline's runs were identical (a
+    deterministic benchmark); if the new runs give the same figures again — the baseline's and the
+    candidate's search run's — the comparison is exact (``"identical"``, no test needed), else the
+    runs no longer repeat and the paired confirmation follows as above."""
     arms = {BASELINE: {}, candidate.name: candidate.config}
     settings = ExperimentSettings(rounds=rounds, warmup=warmup, seed=seed, threshold=threshold, alpha=ALPHA,
                                   estimator="auto")
@@ -257,7 +261,16 @@ def confirm_pooled(
     figure, goal = objective_figure(objective, reference + mine)
     values = [objective.values(figures(r))[0] for r in mine] if objective.mode != "pareto" else []
     how, alpha = "pooled", ALPHA if exact else POOLED_ALPHA
-    if not baseline_held([figure(r) for r in before], [figure(r) for r in during], goal, exact=exact):
+    if identical and repeats_identically(objective, reference) and reproduces(objective, runs[candidate.name],
+                                                                              candidate.search_means):
+        comparison = compare_identical([figure(r) for r in reference], [figure(r) for r in mine], goal=goal,
+                                       threshold=threshold)
+        per_metric = {m.name: compare_identical([of_run(r, m.name) for r in reference],
+                                                [of_run(r, m.name) for r in mine],
+                                                goal=_goal(str(m.goal or "maximize")), threshold=threshold)
+                      for m in objective.metrics}
+        return Confirmation(candidate, comparison, means(mine), means(reference), per_metric, values), "identical"
+    if identical or not baseline_held([figure(r) for r in before], [figure(r) for r in during], goal, exact=exact):
         if paired_fits() or min_p(len(during), len(mine)) >= ALPHA:
             comparison, per_metric = compare_runs(objective, runs[BASELINE], runs[candidate.name],
                                                   threshold=threshold, seed=seed)
@@ -291,6 +304,26 @@ def repeats_exactly(values: list[float]) -> bool:
     """Do these runs lie within :data:`EXACT_CV` of each other (their coefficient of variation)?"""
     finite = [v for v in values if math.isfinite(v)]
     return len(finite) >= 2 and sample_cv(finite) < EXACT_CV  # the baseline's CV, as in hone.tune.study
+
+
+def repeats_identically(objective: Objective, runs: list[Measurement]) -> bool:
+    """Did these runs (two or more, all successful) give the same value of every scored metric —
+    a deterministic benchmark (a cost model, a simulator, a replayed table), not merely a quiet one?"""
+    if len(runs) < 2 or not all(r.ok for r in runs):
+        return False
+    for m in objective.metrics:
+        values = [of_run(r, m.name) for r in runs]
+        if not all(math.isfinite(v) for v in values) or len(set(values)) != 1:
+            return False
+    return True
+
+
+def reproduces(objective: Objective, runs: list[Measurement], search_means: dict[str, float]) -> bool:
+    """Did ``runs`` (all successful) give the scored metrics the search measured for the candidate
+    (to float rounding)?"""
+    return bool(runs) and all(r.ok for r in runs) and all(
+        m.name in search_means and math.isclose(of_run(r, m.name), float(search_means[m.name]), rel_tol=1e-9)
+        for r in runs for m in objective.metrics)
 
 
 def objective_figure(objective: Objective, runs: list[Measurement]) -> tuple[Figure, Goal]:

@@ -154,7 +154,7 @@ class RunBudget:
         parts = ([f"baseline {plan.baseline}"] if plan.baseline else []) + [search + ")"]
         if self.confirm_arms:
             parts.append(f"confirmation {plan.confirm_runs(self.confirm_rounds, self.confirm_arms)} "
-                         f"({self.confirm_rounds} rounds × {self.confirm_arms} arms"
+                         f"({self.confirm_rounds} round{_s(self.confirm_rounds)} × {self.confirm_arms} arms"
                          + (f" + {plan.warmup_rounds} warm-up" if plan.warmup_rounds else "") + ")")
         if plan.ablation_arms:
             parts.append(f"ablation ≤ {self.ablation_reserve}"

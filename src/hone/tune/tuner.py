@@ -54,6 +54,7 @@ from hone.tune.confirm import (
     model_observations,
     pick_candidates,
     recommend,
+    repeats_identically,
     stored_runs,
 )
 from hone.tune.gp import HoneGPSampler
@@ -97,6 +98,9 @@ ATTR_OPEN_RUNS = "hone_open_runs"
 #: Baseline runs that must all repeat within EXACT_CV before hone trusts it (3 agree by chance
 #: ~4% of the time at 5% noise, 6 about 0.1%); the exact confirmation pools them.
 EXACT_BASELINE_RUNS = 6
+#: Baseline runs that, all identical (every scored metric the same), show a deterministic benchmark:
+#: noisy runs of a continuous metric never tie, so no more are needed (docs/decisions/0097).
+IDENTICAL_RUNS = 3
 KEEP = "keep the current configuration"
 
 
@@ -128,6 +132,7 @@ class TuneSettings:
     one_run: bool | None = None  # one run per trial, the model weighs the noise; default: with max_runs
     exact_aware: bool = True  # runs that repeat exactly (EXACT_CV): one per trial, only the best confirmed
     exact_confirm: bool = True  # ... and confirmed by a rank-sum test with the baseline's runs (fewer rounds)
+    identical_confirm: bool = True  # ... or, when they are identical, by one more run of each (an exact comparison)
     confirm_share: float = 0.2  # --max-runs: the confirmation's (and ablation's) reserve, at most this share
     pooled_confirm: bool = True  # --max-runs with room for one candidate: its runs against all the baseline's
     pooled_rounds: int | None = None  # its rounds; default: one more than the fewest its test needs, if they fit
@@ -392,13 +397,23 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 phase("warning", line)
             trial_runs = 1 if one_run else repeats  # what one trial's value is the mean of, mostly
             known = len(baseline.get("runs", []))  # a baseline with a failed run is refused
-            if fresh and settings.exact_confirm and 1 < known < EXACT_BASELINE_RUNS \
+            identical = _identical(settings, objective, baseline)
+            if fresh and not identical and settings.exact_confirm and 1 < known < EXACT_BASELINE_RUNS \
                     and exact_runs(settings, baseline_cv(baseline, objective), 1):
-                # a few runs agree within 1% by chance now and then: more of them before trusting it
-                phase("baseline", f"its {known} runs repeat within {100 * EXACT_CV:g}%: "
-                      f"{EXACT_BASELINE_RUNS - known} more to be sure")
-                baseline = extend_baseline(study, loaded, configurator, baseline,
-                                           runs=EXACT_BASELINE_RUNS - known, on_run=runs.count)
+                if settings.identical_confirm and known < IDENTICAL_RUNS \
+                        and repeats_identically(objective, stored_runs(baseline.get("runs", []))):
+                    phase("baseline", f"its {known} runs are identical: {IDENTICAL_RUNS - known} more to be sure")
+                    baseline = extend_baseline(study, loaded, configurator, baseline,
+                                               runs=IDENTICAL_RUNS - known, on_run=runs.count)
+                    known, identical = IDENTICAL_RUNS, _identical(settings, objective, baseline)
+                if not identical and exact_runs(settings, baseline_cv(baseline, objective), 1):
+                    # a few runs agree within 1% by chance now and then: more of them before trusting it
+                    phase("baseline", f"its {known} runs repeat within {100 * EXACT_CV:g}%: "
+                          f"{EXACT_BASELINE_RUNS - known} more to be sure")
+                    baseline = extend_baseline(study, loaded, configurator, baseline,
+                                               runs=EXACT_BASELINE_RUNS - known, on_run=runs.count)
+            if fresh and identical:
+                phase("baseline", f"its {known} runs are identical: a deterministic benchmark")
             noise = record_trial_noise(study, baseline, objective, repeats, trial_runs)
             record_baseline_point(study, baseline, objective, space)
             record_space(study, space)
@@ -409,15 +424,22 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             top_k = settings.top_k
             exact_rounds = 0  # > 0: the exact confirmation's rounds (hone.tune.confirm.confirm_pooled)
             repeat_exactly = exact_runs(settings, noise, trial_runs)
+            identical = identical and repeat_exactly
             if repeat_exactly:
                 # repeats decide nothing when runs repeat exactly: one run a trial, only the best confirmed
                 repeats, trial_runs, one_run, top_k, pooled_rounds = 1, 1, False, 1, 0
-                fewest = rounds_for_alpha(len(baseline.get("runs", [])), ALPHA)
+                # identical runs: one more run of the best and of the baseline shows they still repeat
+                fewest = 1 if identical else rounds_for_alpha(len(baseline.get("runs", [])), ALPHA)
                 exact_rounds = max(fewest, _asked(settings)) if settings.exact_confirm else 0
-                phase("noise", f"the baseline's runs repeat within {100 * EXACT_CV:g}%: one run per trial, only"
-                      " the best configuration confirmed"
-                      + (f", in {exact_rounds} rounds (a rank-sum test with the baseline's runs)"
-                         if exact_rounds else ""))
+                if identical:
+                    phase("noise", "the baseline's runs are identical: one run per trial, only the best configuration"
+                          f" confirmed, in {exact_rounds} round{'s' if exact_rounds > 1 else ''} (the same figures "
+                          "again make the comparison exact)")
+                else:
+                    phase("noise", f"the baseline's runs repeat within {100 * EXACT_CV:g}%: one run per trial, only"
+                          " the best configuration confirmed"
+                          + (f", in {exact_rounds} rounds (a rank-sum test with the baseline's runs)"
+                             if exact_rounds else ""))
                 exact = {"confirm_rounds": exact_rounds, "confirm_min": fewest} if exact_rounds else {}
                 if fresh:
                     exact["baseline"] = runs.spent["baseline"]
@@ -479,7 +501,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 mark = clock.elapsed()
                 confirmation, paired = _confirm_pooled(loaded, configurator, objective, candidates[0], baseline,
                                                        runs, events, rounds=rounds,
-                                                       exact=bool(exact_rounds), warmup=min(1, warmup),
+                                                       exact=bool(exact_rounds), identical=identical,
+                                                       warmup=min(1, warmup),
                                                        seed=seed or 0, threshold=settings.threshold, phase=phase)
                 clock.note_runs(clock.elapsed() - mark, (rounds + min(1, warmup)) * 2)
                 confirmations = [confirmation]
@@ -563,12 +586,12 @@ def _baseline_warnings(objective: Objective, baseline: dict[str, Any]) -> list[s
 
 def _confirm_pooled(loaded: LoadedSpec, configurator: Configurator, objective: Objective, candidate: Candidate,
                     baseline: dict[str, Any], runs: RunBudget, events: TuneEvents, *, rounds: int, exact: bool,
-                    warmup: int, seed: int, threshold: float,
+                    identical: bool, warmup: int, seed: int, threshold: float,
                     phase: Callable[[str, str], None]) -> tuple[Confirmation, bool]:
     """The pooled confirmation (:func:`hone.tune.confirm.confirm_pooled`) and whether the paired
     one must follow: the baseline's runs showed they cannot be pooled and the runs left (if
     counted) allow it."""
-    phase("confirm", f"confirming the best in {rounds} interleaved rounds with the baseline")
+    phase("confirm", f"confirming the best in {rounds} interleaved round{'s' if rounds != 1 else ''} with the baseline")
     need = runs.plan.confirm_runs(MIN_ROUNDS, 2) if runs.plan else 0
 
     def paired_fits() -> bool:
@@ -577,11 +600,12 @@ def _confirm_pooled(loaded: LoadedSpec, configurator: Configurator, objective: O
 
     confirmation, how = confirm_pooled(loaded, configurator, objective, candidate,
                                        stored_runs(baseline.get("runs", [])), rounds=rounds, exact=exact,
-                                       warmup=warmup, seed=seed, threshold=threshold,
+                                       identical=identical, warmup=warmup, seed=seed, threshold=threshold,
                                        on_run=_counted(runs, events.on_confirm_run), paired_fits=paired_fits)
-    if how == "pooled":
+    if how in ("pooled", "identical"):
         return confirmation, False
-    drifted = (f"the baseline's runs no longer repeat within {100 * EXACT_CV:g}%" if exact else
+    drifted = ("the runs no longer repeat identically" if identical else
+               f"the baseline's runs no longer repeat within {100 * EXACT_CV:g}%" if exact else
                "the baseline's runs beside the candidate were all better than its runs before the search (a drift)")
     no_room = f"the paired confirmation ({need} runs) does not fit in the {runs.left()} left"
     if how == "beside":
@@ -593,6 +617,13 @@ def _confirm_pooled(loaded: LoadedSpec, configurator: Configurator, objective: O
         return confirmation, False
     phase("confirm", f"{drifted}: the paired confirmation instead")
     return confirmation, True
+
+
+def _identical(settings: TuneSettings, objective: Objective, baseline: dict[str, Any]) -> bool:
+    """Are the baseline's runs, :data:`IDENTICAL_RUNS` or more, identical (a deterministic benchmark)?"""
+    stored = baseline.get("runs", [])
+    return (settings.identical_confirm and settings.exact_confirm and len(stored) >= IDENTICAL_RUNS
+            and repeats_identically(objective, stored_runs(stored)))
 
 
 def exact_runs(settings: TuneSettings, noise: float | None, trial_runs: int) -> bool:

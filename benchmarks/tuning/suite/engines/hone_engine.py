@@ -86,7 +86,7 @@ def simulated(problem: Problem, seed: int, noise: float, runs: list[Config]) -> 
 
 
 SETTINGS = {"repeats", "confirm_rounds", "top_k", "ablation", "one_run", "sampler", "exact_aware",
-            "exact_confirm", "confirm_share", "pooled_confirm", "pooled_rounds", "random_starts"}
+            "exact_confirm", "identical_confirm", "confirm_share", "pooled_confirm", "pooled_rounds", "random_starts"}
 
 
 def run(problem: Problem, seed: int, budget: int, noise: float, settings: dict[str, Any] | None = None) -> Outcome:
@@ -119,6 +119,7 @@ def run(problem: Problem, seed: int, budget: int, noise: float, settings: dict[s
                           ablation=bool(settings.get("ablation", t.ablation)), max_runs=budget,
                           one_run=settings.get("one_run"), exact_aware=bool(settings.get("exact_aware", True)),
                           exact_confirm=bool(settings.get("exact_confirm", True)),
+                          identical_confirm=bool(settings.get("identical_confirm", True)),
                           confirm_share=float(settings.get("confirm_share", 0.2)),
                           pooled_confirm=bool(settings.get("pooled_confirm", True)),
                           pooled_rounds=settings.get("pooled_rounds"), random_starts=settings.get("random_starts"))
