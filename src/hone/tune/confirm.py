@@ -24,6 +24,7 @@ scattered around the optimum (docs/decisions/0013-model-candidate.md).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable
@@ -261,27 +262,23 @@ def confirm_pooled(
     figure, goal = objective_figure(objective, reference + mine)
     values = [objective.values(figures(r))[0] for r in mine] if objective.mode != "pareto" else []
     how, alpha = "pooled", ALPHA if exact else POOLED_ALPHA
-    if identical and repeats_identically(objective, reference) and reproduces(objective, runs[candidate.name],
-                                                                              candidate.search_means):
-        comparison = compare_identical([figure(r) for r in reference], [figure(r) for r in mine], goal=goal,
-                                       threshold=threshold)
-        per_metric = {m.name: compare_identical([of_run(r, m.name) for r in reference],
-                                                [of_run(r, m.name) for r in mine],
-                                                goal=_goal(str(m.goal or "maximize")), threshold=threshold)
-                      for m in objective.metrics}
-        return Confirmation(candidate, comparison, means(mine), means(reference), per_metric, values), "identical"
-    if identical or not baseline_held([figure(r) for r in before], [figure(r) for r in during], goal, exact=exact):
+    exactly = identical and repeats_identically(objective, reference) \
+        and reproduces(objective, runs[candidate.name], candidate.search_means)
+    if not exactly and (identical or not baseline_held([figure(r) for r in before], [figure(r) for r in during],
+                                                       goal, exact=exact)):
         if paired_fits() or min_p(len(during), len(mine)) >= ALPHA:
             comparison, per_metric = compare_runs(objective, runs[BASELINE], runs[candidate.name],
                                                   threshold=threshold, seed=seed)
             return Confirmation(candidate, comparison, means(mine), means(runs[BASELINE]), per_metric, values), "paired"
         how, alpha, reference = "beside", ALPHA, during
-    unpaired = {"threshold": threshold, "alpha": alpha, "confidence": 1 - alpha}
-    comparison = compare_runs_unpaired([figure(r) for r in reference], [figure(r) for r in mine], goal=goal,
-                                       **unpaired)
+    if exactly:
+        how, compare = "identical", functools.partial(compare_identical, threshold=threshold)
+    else:
+        compare = functools.partial(compare_runs_unpaired, threshold=threshold, alpha=alpha, confidence=1 - alpha)
+    comparison = compare([figure(r) for r in reference], [figure(r) for r in mine], goal=goal)
     per_metric = {
-        m.name: compare_runs_unpaired([of_run(r, m.name) for r in reference], [of_run(r, m.name) for r in mine],
-                                      goal=_goal(str(m.goal or "maximize")), **unpaired)
+        m.name: compare([of_run(r, m.name) for r in reference], [of_run(r, m.name) for r in mine],
+                        goal=_goal(str(m.goal or "maximize")))
         for m in objective.metrics
     }
     return Confirmation(candidate, comparison, means(mine), means(reference), per_metric, values), how

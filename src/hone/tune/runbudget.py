@@ -83,6 +83,7 @@ class RunBudget:
         self.search_runs: int | None = None  # runs the search may use, as planned
         self.stopped: str | None = None
         self.ablation_skipped: tuple[int, int] | None = None  # (runs it needs, runs left) when it did not fit
+        self._skip_cut: int | None = None  # the index in cuts of the line that says so
         self.cuts: list[str] = []
         self._plan_said: dict[str, str] = {}  # a plan's cuts by kind: a plan made again replaces them
         self._said = 0
@@ -313,7 +314,7 @@ class RunBudget:
                     self.cuts.append(f"ablation: {r} rounds instead of {rounds} ({plan.ablation_runs(r, arms)} runs "
                                      f"at most; --max-runs leaves {left})")
                 return r
-        self.ablation_skipped = (plan.ablation_runs(MIN_ROUNDS, arms), left)
+        self.ablation_skipped, self._skip_cut = (plan.ablation_runs(MIN_ROUNDS, arms), left), len(self.cuts)
         self.cuts.append(f"ablation skipped: even {MIN_ROUNDS} rounds need up to {self.ablation_skipped[0]}"
                          f" runs, --max-runs leaves {left}")
         return None
@@ -338,9 +339,9 @@ class RunBudget:
         r, a = fits[0]
         text = (f"the baseline, the winner and {a} pruned configuration{_s(a)}, {r} rounds "
                 f"({plan.pruned_runs(r, a)} runs)")
-        if self.ablation_skipped is not None and self.cuts and self.cuts[-1].startswith("ablation skipped"):
-            self.cuts[-1] = (f"ablation by importance: leave-one-out needs up to {self.ablation_skipped[0]} runs, "
-                             f"--max-runs leaves {left}: {text}")
+        if self.ablation_skipped is not None and self._skip_cut is not None:
+            self.cuts[self._skip_cut] = (f"ablation by importance: leave-one-out needs up to "
+                                         f"{self.ablation_skipped[0]} runs, --max-runs leaves {left}: {text}")
         else:
             self.cuts.append(f"ablation by importance: {text}; --max-runs leaves {left}")
         self.ablation_skipped = None  # the winner is ablated after all

@@ -400,8 +400,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             identical = _identical(settings, objective, baseline)
             if fresh and not identical and settings.exact_confirm and 1 < known < EXACT_BASELINE_RUNS \
                     and exact_runs(settings, baseline_cv(baseline, objective), 1):
-                if settings.identical_confirm and known < IDENTICAL_RUNS \
-                        and repeats_identically(objective, stored_runs(baseline.get("runs", []))):
+                if known < IDENTICAL_RUNS and _identical(settings, objective, baseline, least=2):
                     phase("baseline", f"its {known} runs are identical: {IDENTICAL_RUNS - known} more to be sure")
                     baseline = extend_baseline(study, loaded, configurator, baseline,
                                                runs=IDENTICAL_RUNS - known, on_run=runs.count)
@@ -619,10 +618,11 @@ def _confirm_pooled(loaded: LoadedSpec, configurator: Configurator, objective: O
     return confirmation, True
 
 
-def _identical(settings: TuneSettings, objective: Objective, baseline: dict[str, Any]) -> bool:
-    """Are the baseline's runs, :data:`IDENTICAL_RUNS` or more, identical (a deterministic benchmark)?"""
+def _identical(settings: TuneSettings, objective: Objective, baseline: dict[str, Any],
+               least: int = IDENTICAL_RUNS) -> bool:
+    """Are the baseline's runs, ``least`` or more, identical (a deterministic benchmark)?"""
     stored = baseline.get("runs", [])
-    return (settings.identical_confirm and settings.exact_confirm and len(stored) >= IDENTICAL_RUNS
+    return (settings.identical_confirm and settings.exact_confirm and len(stored) >= least
             and repeats_identically(objective, stored_runs(stored)))
 
 
