@@ -62,6 +62,12 @@ def num(value: float | None, digits: int = 2) -> str:
     return f"{value:.{digits}f}"
 
 
+def ablation_recommendation(ablation: dict[str, Any]) -> str:
+    """Which configuration a tune result's ablation recommends, and why (every view says it alike)."""
+    chosen = "the minimal configuration" if ablation.get("recommended") == "minimal" else "the winner whole"
+    return f"{chosen} — {ablation.get('why')}"
+
+
 def pct(value: float | None, digits: int = 2, sign: bool = False) -> str:
     """A value already in % as ``"+1.23%"`` (``sign``) or ``"1.23%"``."""
     if value is None or (isinstance(value, float) and math.isnan(value)):

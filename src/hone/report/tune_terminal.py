@@ -14,7 +14,7 @@ from rich.text import Text
 
 from hone.core.durations import format_duration
 from hone.core.metrics import verdict_word
-from hone.report.base import ci_name, ci_text, pct
+from hone.report.base import ablation_recommendation, ci_name, ci_text, pct
 
 
 def _num(v: Any) -> str:
@@ -134,8 +134,7 @@ def ablation_lines(data: dict[str, Any]) -> list[Text]:
         else:
             note = change.get("note") or "no measurable effect"
             lines.append(Text.assemble("  ", ("dropped ", "yellow"), f" {knob}  {_effect(change)}  {note}"))
-    chosen = "the minimal configuration" if ablation.get("recommended") == "minimal" else "the winner whole"
-    lines.append(Text(f"  recommended: {chosen} — {ablation.get('why')}"))
+    lines.append(Text(f"  recommended: {ablation_recommendation(ablation)}"))
     return lines
 
 
@@ -165,8 +164,7 @@ def _pruned_lines(ablation: dict[str, Any]) -> list[Text]:
         back = " ".join(str(k) for k in ablation.get("dropped") or [])
         lines.append(Text.assemble("  ", ("kept    ", "green"), f" {kept}"))
         lines.append(Text.assemble("  ", ("put back", "yellow"), f" {back} (not shown to matter: pruned together)"))
-    chosen = "the minimal configuration" if ablation.get("recommended") == "minimal" else "the winner whole"
-    lines.append(Text(f"  recommended: {chosen} — {ablation.get('why')}"))
+    lines.append(Text(f"  recommended: {ablation_recommendation(ablation)}"))
     return lines
 
 
