@@ -72,6 +72,10 @@ THREE_KNOBS_BENCH = textwrap.dedent(
         gain *= {0: 1.0, 1: 1.02, 2: 1.03}[small]
     elif mode == "either":  # small or inert: the same 5% gain, either one is enough
         gain *= 1.05 if small or inert else 1.0
+    steady = os.environ.get("HONE_TEST_STEADY")  # identical runs until the log holds this many, then ±5% by turns
+    if steady:
+        n = len(pathlib.Path(os.environ["HONE_TEST_LOG"]).read_text().splitlines())
+        gain *= 1.0 if n <= int(steady) else 1.05 if n % 2 else 0.95
     print(f"score: {100 * gain}")
     """
 )

@@ -11,11 +11,12 @@ import optuna
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hone.run.benchmark import Measurement
 from hone.run.configure import Configurator
 from hone.run.journal import Journal, MachineLock
 from hone.spec.loader import load_spec
 from hone.stats.paired import compare_paired
-from hone.tune.ablation import ablate_by_importance, prune_sizes
+from hone.tune.ablation import _not_repeating, ablate_by_importance, prune_sizes
 from hone.tune.confirm import Candidate, Confirmation
 from hone.tune.objective import build_objective
 from tests.tune.conftest import write_three_knobs as write_spec
@@ -51,6 +52,8 @@ def test_a_change_without_measurable_effect_is_dropped_and_the_minimal_configura
     assert "kept     small: 0 → 2  +3.00% [+3.00%, +3.00%]" in res.out
     assert "dropped  inert: 0 → " in res.out and "no measurable effect" in res.out
     assert "id=ablation" in (tmp_path / "r.html").read_text()
+    assert "Minimal change (ablation, 6 interleaved rounds)</h2>" in (tmp_path / "r.html").read_text()
+    assert "<th>effect (95% CI)</th>" in (tmp_path / "r.html").read_text()
     # starting values outside the searched ones: the baseline cannot be a row of the GP's model
     study = optuna.load_study(study_name=doc["study"], storage=doc["storage"])
     assert study.user_attrs["hone_baseline_point"] is None
@@ -189,3 +192,43 @@ def test_pruned_arms_keep_half_the_changes_then_the_most_important_one_then_fine
     if len(sizes) >= 2:
         assert sizes[0] == 1  # two arms: the most important change alone too
     assert prune_sizes(13, 2) == [1, 7] and prune_sizes(13, 3) == [1, 4, 7] and prune_sizes(13, 9) == [1, 2, 4, 7]
+
+
+def test_identical_runs_that_stop_repeating_in_the_ablation_keep_the_winner_whole(
+        hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # identical through the baseline (3 runs), the search (8) and the confirmation (2), then ±5% by turns:
+    # one round of leave-one-out cannot be judged exactly, and no test can judge one round
+    log = tmp_path / "runs.log"
+    spec = write_spec(tmp_path, "apart")
+    res = hone("tune", spec, "--repeats", "2", "--sampler", "random", "--json", tmp_path / "r.json",
+               env={"HONE_TEST_LOG": str(log), "HONE_TEST_STEADY": "13"})
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["confirmations"][0]["comparison"]["estimator"] == "exact"
+    ablation = doc["ablation"]
+    assert ablation["rounds"] == 1 and ablation["changes"] == [] and ablation["recommended"] == "winner"
+    assert ablation["why"] == ("the runs no longer repeat identically (the winner gave other figures than before): "
+                               "the winner is kept whole, not ablated")
+    assert doc["budget"]["runs_spent"]["ablation"] == 4  # the leave-one-out block only
+    assert doc["recommended"] == ablation["winner_config"]
+    assert "recommended: the winner whole — the runs no longer repeat identically" in " ".join(res.out.split())
+
+
+def test_an_exact_block_is_judged_only_while_its_runs_repeat(tmp_path: Path) -> None:
+    objective = build_objective(load_spec(write_spec(tmp_path, "apart")).spec.metrics)
+
+    def run(score: float | None) -> Measurement:
+        return Measurement(wall_s=0.1, cpu_s=0.1, user_s=0.1, sys_s=0.0, max_rss_kb=1, returncode=0 if score else 1,
+                           timed_out=False, metrics={"score": score} if score else {},
+                           error=None if score else "exit 1")
+
+    winner = Confirmation(Candidate("trial 4", 4, {"big": 2}, {"score": 133.9}), compare_paired(
+        [100.0] * 6, [133.9] * 6, goal="maximize"), means={"score": 133.9}, baseline_means={"score": 100.0})
+    steady = {"winner": [run(133.9)] * 2, "baseline": [run(100.0)] * 2, "top 1": [run(130.0)] * 2}
+    assert _not_repeating(objective, winner, steady) == ""
+    # an arm that fails every run is what it measures (the benchmark fails without a change), not a variation
+    assert _not_repeating(objective, winner, steady | {"top 1": [run(None)] * 2}) == ""
+    assert _not_repeating(objective, winner, steady | {"top 1": [run(130.0), run(130.1)]}) == (
+        "the runs no longer repeat identically (the top 1 arm's runs differ): the winner is kept whole, not ablated")
+    assert "(the winner and the baseline gave other figures than before)" in _not_repeating(
+        objective, winner, steady | {"winner": [run(133.8)], "baseline": [run(100.1)]})

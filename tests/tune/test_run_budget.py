@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import optuna
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -46,10 +47,48 @@ def test_max_runs_holds_with_the_baseline_search_confirmation_and_ablation_all_c
     assert doc["confirmations"][0]["comparison"]["reason"] == (
         "runs repeat identically (4 of the reference, 1 of the candidate): the difference is exact")
     assert "its 2 runs are identical: 1 more to be sure" in res.out
-    assert doc["ablation"] is not None and spent["ablation"] == 6 * (4 + 3)  # leave-one-out, then the last block
+    # the ablation too: 1 round of leave-one-out (4 arms), then of the last block (3), each compared exactly
+    ablation = doc["ablation"]
+    assert ablation is not None and spent["ablation"] == 4 + 3 and ablation["rounds"] == 1
+    effects = {c["knob"]: c for c in ablation["changes"]}
+    assert {k: c["kept"] for k, c in effects.items()} == {"big": True, "small": True, "inert": False}
+    assert effects["small"]["comparison"]["estimator"] == "exact"
+    assert effects["small"]["ci_pct"] == [pytest.approx(3.0), pytest.approx(3.0)]  # small = 2: +3%, exactly
+    assert effects["inert"]["note"] == "no measurable effect beyond ±1% (+0.00%, exactly)"
+    assert ablation["recommended"] == "minimal" and doc["recommended"] == {"big": 2, "small": 2}
+    assert "Minimal change (ablation, 1 round; effect" in res.out
+    assert "each change undone, interleaved (exactly: the runs repeat identically)" in res.out
+    page = tmp_path / "r.html"
+    assert hone("report", tmp_path / "r.json", "--html", page).code == 0
+    assert "Minimal change (ablation, 1 round)</h2>" in page.read_text()
+    assert "<th>effect (exact)</th>" in page.read_text()
     assert spent["search"] == 8  # 8 trials of 1 run: the runs repeat exactly
     assert re.search(r"runs: ≤ 80 benchmark runs \(--max-runs\): baseline 2, search ≤ ", res.out), res.out
     assert f"benchmark runs: {sum(spent.values())} of --max-runs 80 (baseline 3, search " in res.out
+
+
+def test_identical_runs_ablate_by_importance_in_one_round_on_the_runs_a_trial_cap_leaves(
+        hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    log = tmp_path / "runs.log"
+    spec = write_three_knobs(tmp_path, "apart", trials=8)
+    res = hone("tune", spec, "--max-runs", "18", "--repeats", "2", "--sampler", "random", "--json",
+               tmp_path / "r.json", env={"HONE_TEST_LOG": str(log)})
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    spent = doc["budget"]["runs_spent"]
+    # baseline 3, search 8, confirmation 2 leave 5: leave-one-out (1 × (4 + 3)) does not fit, the baseline,
+    # the winner and 2 pruned arms in 1 round do
+    assert spent == {"baseline": 3, "search": 8, "confirmation": 2, "ablation": 4} and _runs(log) == 17
+    ablation = doc["ablation"]
+    assert ablation["method"] == "by importance" and ablation["rounds"] == 1
+    assert [a["kept"] for a in ablation["pruned"]] == [["big"], ["big", "small"]]
+    top1, top2 = ablation["pruned"]
+    assert top1["vs_winner"]["estimator"] == "exact" and top1["vs_winner"]["verdict"] == "slower"  # −2.91%
+    assert top2["chosen"] and top2["vs_winner"]["verdict"] == "equivalent"
+    assert doc["recommended"] == {"big": 2, "small": 2}
+    assert ("ablation by importance: leave-one-out needs up to 7 runs, --max-runs leaves 5: the baseline, the "
+            "winner and 2 pruned configurations, 1 round (4 runs)") in doc["budget"]["cuts"]
+    assert "Minimal change (ablation by importance, 1 round: the winner's 3 changes" in res.out
 
 
 def test_a_winner_the_budget_cannot_ablate_says_so_and_how_to_measure_its_top_change(
@@ -380,8 +419,12 @@ def test_the_plan_and_its_rules_never_spend_more_than_max_runs(n: int, repeats: 
     assert n >= RunBudget.minimum(plan)
     for _ in range(plan.baseline):
         budget.count()
+    least = MIN_ROUNDS
     if exact:  # the baseline's runs repeated exactly: one run per trial, one candidate
-        budget.replan(trial_first=warmup + 1, confirm_arms=min(plan.confirm_arms, 2))
+        identical = {"confirm_rounds": 1, "confirm_min": 1, "ablation_min": 1, "ablation_rounds": ablation_rounds,
+                     "ablation_reservable": False} if data.draw(st.booleans(), "identical") and confirm else {}
+        budget.replan(trial_first=warmup + 1, confirm_arms=min(plan.confirm_arms, 2), **identical)
+        least = 1 if identical else MIN_ROUNDS
         assert budget.plan is not None
         plan = budget.plan
         top_k = 1
@@ -403,10 +446,10 @@ def test_the_plan_and_its_rules_never_spend_more_than_max_runs(n: int, repeats: 
             budget.count()
         if loo >= 3:
             budget.phase = "ablation"
-            fit = budget.ablation(ablation_rounds, loo)
+            fit = budget.ablation(ablation_rounds, loo, least=least)
             spend = plan.ablation_runs(fit, loo) if fit else 0
             if fit is None:  # the ablation by importance instead, with as many pruned arms as fit
-                pruned = budget.pruned(ablation_rounds, data.draw(st.integers(1, 4), "pruned arms"))
+                pruned = budget.pruned(ablation_rounds, data.draw(st.integers(1, 4), "pruned arms"), least=least)
                 spend = plan.pruned_runs(*pruned) if pruned else 0
                 assert (pruned is None) == (budget.ablation_skipped is not None)
             for _ in range(spend):
@@ -484,3 +527,24 @@ def test_the_ablation_by_importance_spends_only_what_the_search_left() -> None:
     for _ in range(3):
         budget.count()
     assert budget.pruned(6, 4) is None  # 20 left
+
+
+def test_an_exact_ablation_is_never_reserved_and_fits_one_round_in_what_is_left() -> None:
+    # identical runs: 1 round per block (ablation_min 1), on the runs the search leaves only (docs/decisions/0098)
+    plan = RunPlan(baseline=3, trial_first=1, confirm_arms=2, confirm_rounds=1, ablation_arms=4, ablation_rounds=1,
+                   warmup_rounds=0, trials=100, confirm_min=1, ablation_min=1, ablation_reservable=False)
+    budget = RunBudget(100)
+    line = budget.begin(plan)  # reservable, 2 + 7 runs would fit in a fifth of 100
+    assert line is not None and line.endswith("ablation only if the runs left allow it"), line
+    assert budget.reserve == 2 and budget.search_runs == 95 and not budget.cuts
+    for _ in range(100 - 8):
+        budget.count()
+    assert budget.ablation(1, 4, least=1) == 1  # 7 runs of 8
+    assert budget.ablation(6, 4, least=MIN_ROUNDS) is None  # the paired ablation's 6 rounds would not
+    assert budget.cuts[-1] == "ablation skipped: even 6 rounds need up to 42 runs, --max-runs leaves 8"
+    for _ in range(4):
+        budget.count()
+    assert budget.ablation(1, 4, least=1) is None
+    assert budget.cuts[-1] == "ablation skipped: even 1 round needs up to 7 runs, --max-runs leaves 4"
+    assert budget.pruned(1, 2, least=1) == (1, 2)  # the baseline, the winner and 2 arms: 4 runs
+    assert budget.cuts[-1].endswith("the baseline, the winner and 2 pruned configurations, 1 round (4 runs)")

@@ -68,6 +68,12 @@ def ablation_recommendation(ablation: dict[str, Any]) -> str:
     return f"{chosen} — {ablation.get('why')}"
 
 
+def ablation_rounds(ablation: dict[str, Any]) -> str:
+    """The ablation's rounds as said in a heading: "6 interleaved rounds", "1 round"."""
+    n = ablation.get("rounds")
+    return "1 round" if n == 1 else f"{n} interleaved rounds"
+
+
 def pct(value: float | None, digits: int = 2, sign: bool = False) -> str:
     """A value already in % as ``"+1.23%"`` (``sign``) or ``"1.23%"``."""
     if value is None or (isinstance(value, float) and math.isnan(value)):

@@ -23,7 +23,7 @@ from hone.core.errors import HoneError
 from hone.core.metrics import verdict_word
 from hone.core.paths import default_storage_url
 from hone.report import formats
-from hone.report.base import ablation_recommendation, ci_name, pct
+from hone.report.base import ablation_recommendation, ablation_rounds, ci_name, pct
 from hone.tune.gp import ATTR_START
 from hone.tune.importance import importance_caveat
 from hone.tune.storage import require_driver
@@ -213,9 +213,11 @@ def _ablation_html(doc: dict[str, Any] | None) -> str:
         rows.append(f"<tr{' class=win' if c.get('kept') else ''}><td class=l>{html.escape(str(c.get('knob')))}</td>"
                     f"<td>{_fmt(c.get('baseline'))}</td><td>{_fmt(c.get('winner'))}</td><td>{html.escape(effect)}"
                     f"</td><td>{_fmt(c.get('p_value'))}</td><td class=l>{html.escape(status)}</td></tr>")
-    return (f"<h2>Minimal change (ablation, {_fmt(ablation.get('rounds'))} interleaved rounds)</h2>"
+    first = (ablation["changes"] or [{}])[0].get("comparison") or {}
+    return (f"<h2>Minimal change (ablation, {html.escape(ablation_rounds(ablation))})</h2>"
             "<table id=ablation><tr><th class=l>knob</th><th>baseline</th><th>winner</th>"
-            "<th>effect (95% CI)</th><th>p</th><th class=l></th></tr>" + "".join(rows) + "</table>"
+            f"<th>effect ({ci_name(first.get('confidence'))})</th><th>p</th><th class=l></th></tr>"
+            + "".join(rows) + "</table>"
             "<p class=note>effect: the winner vs the winner with that change undone</p>"
             f"<p>Recommended: {html.escape(ablation_recommendation(ablation))}</p>")
 
@@ -239,7 +241,7 @@ def _pruned_html(ablation: dict[str, Any]) -> str:
         rows.append(f"<tr{' class=win' if arm.get('chosen') else ''}><td class=l>top {len(kept)} of {len(order)}: "
                     f"{html.escape(', '.join(map(str, kept)))}</td><td>{_pct_html(arm.get('vs_baseline'))}</td>"
                     f"<td>{_pct_html(arm.get('vs_winner'))}</td><td class=l>{status}</td></tr>")
-    return (f"<h2>Minimal change (ablation by importance, {_fmt(ablation.get('rounds'))} interleaved rounds)</h2>"
+    return (f"<h2>Minimal change (ablation by importance, {html.escape(ablation_rounds(ablation))})</h2>"
             "<table id=ablation><tr><th class=l>the winner's most important changes only</th><th>vs the baseline"
             "</th><th>vs the winner</th><th class=l></th></tr>" + "".join(rows) + "</table>"
             f"<p class=note>importance order: {html.escape(', '.join(map(str, order)))}; the other changes put "

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from hone.core.durations import format_duration
 from hone.core.metrics import verdict_word
-from hone.report.base import ablation_recommendation, ci_name, ci_text, pct
+from hone.report.base import ablation_recommendation, ablation_rounds, ci_name, ci_text, pct
 
 
 def _num(v: Any) -> str:
@@ -122,7 +122,7 @@ def ablation_lines(data: dict[str, Any]) -> list[Text]:
         return []
     if ablation.get("method") == "by importance":
         return _pruned_lines(ablation)
-    lines = [Text(f"Minimal change (ablation, {ablation.get('rounds')} interleaved rounds; effect = the winner vs "
+    lines = [Text(f"Minimal change (ablation, {ablation_rounds(ablation)}; effect = the winner vs "
                   "the winner with that change undone):")]
     for change in ablation["changes"]:
         start = "(absent)" if change.get("baseline") is None else change.get("baseline")
@@ -149,7 +149,7 @@ def _pruned_lines(ablation: dict[str, Any]) -> list[Text]:
     """The ablation by importance: each pruned configuration against the baseline and the winner,
     the changes the chosen one keeps and those it puts back."""
     order = [str(k) for k in ablation.get("order") or []]
-    lines = [Text(f"Minimal change (ablation by importance, {ablation.get('rounds')} interleaved rounds: the "
+    lines = [Text(f"Minimal change (ablation by importance, {ablation_rounds(ablation)}: the "
                   f"winner's {len(order)} changes pruned to the most important, by the knob importances):")]
     for arm in ablation.get("pruned") or []:
         status = str(arm.get("status") or "")

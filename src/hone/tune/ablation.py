@@ -37,13 +37,23 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hone.core.metrics import means, verdict_word
+from hone.experiment import ExperimentSettings
 from hone.knobs.base import same_text
 from hone.run.benchmark import Measurement
 from hone.run.configure import Configurator
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 from hone.stats.paired import PairedComparison
-from hone.tune.confirm import BASELINE, Candidate, Confirmation, experiment_settings, measure_arms
+from hone.tune.confirm import (
+    ALPHA,
+    BASELINE,
+    Candidate,
+    Confirmation,
+    experiment_settings,
+    measure_arms,
+    repeats_identically,
+    reproduces,
+)
 from hone.tune.objective import Objective
 
 WINNER = "winner"
@@ -163,10 +173,12 @@ def ablate(
     seed: int = 0,
     threshold: float = 0.01,
     on_run: Callable[[int, str, Measurement], None] | None = None,
+    identical: bool = False,
 ) -> Ablation:
     """Leave-one-out over the winner's changes, then M vs the baseline and W (module
-    docstring). ``rounds`` is raised to the minimum the tests need for p < 0.05."""
-    settings = experiment_settings(rounds, warmup=warmup, seed=seed, threshold=threshold)
+    docstring). ``rounds`` is raised to the minimum the tests need for p < 0.05, unless
+    ``identical``: the winner's runs repeat identically, exact comparisons (:func:`block_settings`)."""
+    settings = block_settings(rounds, warmup=warmup, seed=seed, threshold=threshold, identical=identical)
     rounds = settings.rounds
     config = dict(winner.candidate.config)
     changed = changed_knobs(loaded, config, baseline_config)
@@ -174,9 +186,11 @@ def ablate(
     arms = {WINNER: config} | {without[k]: {n: v for n, v in config.items() if n != k} for k in changed}
     # The effect of k: W (the candidate) against W−k (the reference).
     loo, judged = measure_arms(loaded, configurator, objective, arms, [(without[k], WINNER) for k in changed],
-                               settings, on_run=on_run)
-    effects = []
+                               settings, on_run=on_run, identical=identical)
     loo_runs = loo.runs.runs
+    if identical and (why := _not_repeating(objective, winner, loo_runs)):
+        return Ablation(winner.candidate.name, winner.candidate.trial_number, config, rounds, [], {}, "winner", why)
+    effects = []
     for k in changed:
         comp, _ = judged[without[k], WINNER]
         breaks = not any(m.ok for m in loo_runs[without[k]]) and any(m.ok for m in loo_runs[WINNER])
@@ -188,6 +202,8 @@ def ablate(
             kept, note = True, "the benchmark fails without it"
         elif comp.verdict == "slower":
             kept, note = False, "better without it: this change costs"
+        elif comp.verdict == "equivalent" and comp.estimator == "exact":
+            kept, note = False, f"{NO_EFFECT} beyond ±{100 * threshold:g}% ({comp.change_pct:+.2f}%, exactly)"
         elif comp.verdict == "equivalent":
             kept, note = False, f"{NO_EFFECT} ({comp.reason})"
         else:
@@ -205,8 +221,12 @@ def ablate(
         return result
     arms = {BASELINE: {}, MINIMAL: minimal, WINNER: config}
     final, judged = measure_arms(loaded, configurator, objective, arms, [(BASELINE, MINIMAL), (WINNER, MINIMAL)],
-                                 experiment_settings(rounds, warmup=warmup, seed=seed + 1, threshold=threshold),
-                                 on_run=on_run)
+                                 block_settings(rounds, warmup=warmup, seed=seed + 1, threshold=threshold,
+                                                identical=identical),
+                                 on_run=on_run, identical=identical)
+    if identical and (why := _not_repeating(objective, winner, final.runs.runs)):
+        result.why = why
+        return result
     vs_base, per_metric = judged[BASELINE, MINIMAL]
     vs_winner, _ = judged[WINNER, MINIMAL]
     result.minimal_vs_baseline, result.minimal_vs_winner = vs_base, vs_winner
@@ -255,11 +275,13 @@ def ablate_by_importance(
     seed: int = 0,
     threshold: float = 0.01,
     on_run: Callable[[int, str, Measurement], None] | None = None,
+    identical: bool = False,
 ) -> Ablation:
     """The baseline, W and ``arms`` pruned configurations (:func:`prune_sizes`) in one block of
     interleaved rounds; the smallest that beats the baseline and is not worse than W
-    (:func:`judge_minimal`) is recommended, else W (module docstring)."""
-    settings = experiment_settings(rounds, warmup=warmup, seed=seed, threshold=threshold)
+    (:func:`judge_minimal`) is recommended, else W (module docstring). ``identical``: as in
+    :func:`ablate`."""
+    settings = block_settings(rounds, warmup=warmup, seed=seed, threshold=threshold, identical=identical)
     config = dict(winner.candidate.config)
     changed = changed_knobs(loaded, config, baseline_config)
     # most important first; a knob the importances do not rank (too few trials) after those they do
@@ -268,7 +290,11 @@ def ablate_by_importance(
     names = {j: f"top {j}" for j in sizes}
     block = {BASELINE: {}, WINNER: config} | {names[j]: {k: config[k] for k in order[:j]} for j in sizes}
     pairs = [p for j in sizes for p in ((BASELINE, names[j]), (WINNER, names[j]))]
-    final, judged = measure_arms(loaded, configurator, objective, block, pairs, settings, on_run=on_run)
+    final, judged = measure_arms(loaded, configurator, objective, block, pairs, settings, on_run=on_run,
+                                 identical=identical)
+    if identical and (why := _not_repeating(objective, winner, final.runs.runs)):
+        return Ablation(winner.candidate.name, winner.candidate.trial_number, config, settings.rounds, [], {},
+                        "winner", why, method=BY_IMPORTANCE, order=order)
     measured = []
     for j in sizes:
         vs_base, vs_winner = judged[BASELINE, names[j]][0], judged[WINNER, names[j]][0]
@@ -295,6 +321,28 @@ def ablate_by_importance(
         means(final.runs.runs[names[len(chosen.kept)]]), means(final.runs.runs[BASELINE]),
         judged[BASELINE, names[len(chosen.kept)]][1])
     return result
+
+
+def block_settings(rounds: int, *, warmup: int, seed: int, threshold: float, identical: bool) -> ExperimentSettings:
+    """An ablation block's settings: as the confirmation's (:func:`experiment_settings`), or for
+    runs that repeat identically, ``rounds`` as asked, one being enough (every arm's run is its figure)."""
+    if not identical:
+        return experiment_settings(rounds, warmup=warmup, seed=seed, threshold=threshold)
+    return ExperimentSettings(rounds=max(1, rounds), warmup=warmup, seed=seed, threshold=threshold, alpha=ALPHA,
+                              estimator="auto")
+
+
+def _not_repeating(objective: Objective, winner: Confirmation, runs: dict[str, list[Measurement]]) -> str:
+    """Why an exact ablation block cannot be judged exactly ("" when it can): an arm's runs
+    differ, or the winner (the baseline) no longer gives the figures it gave before."""
+    varied = [name for name, rs in runs.items()  # an arm that always fails is a finding, not a variation
+              if len(rs) > 1 and any(r.ok for r in rs) and not repeats_identically(objective, rs)]
+    moved = [f"the {name}" for name, means in ((WINNER, winner.means), (BASELINE, winner.baseline_means))
+             if name in runs and not reproduces(objective, runs[name], means)]
+    if not varied and not moved:
+        return ""
+    what = " and ".join(moved) + " gave other figures than before" if moved else f"the {varied[0]} arm's runs differ"
+    return f"the runs no longer repeat identically ({what}): the winner is kept whole, not ablated"
 
 
 def judge_minimal(vs_base: PairedComparison, vs_winner: PairedComparison,

@@ -190,10 +190,12 @@ Judged = dict[tuple[str, str], tuple[PairedComparison, dict[str, PairedCompariso
 
 def measure_arms(loaded: LoadedSpec, configurator: Configurator, objective: Objective,
                  arms: dict[str, dict[str, Scalar]], pairs: list[tuple[str, str]], settings: ExperimentSettings, *,
-                 on_run: Callable[[int, str, Measurement], None] | None = None) -> tuple[ExperimentResult, Judged]:
+                 on_run: Callable[[int, str, Measurement], None] | None = None,
+                 identical: bool = False) -> tuple[ExperimentResult, Judged]:
     """Measure named configurations on the A/B engine (each run first applies its arm: the
     session's starting state with the arm's values on top) and compare each (reference,
-    candidate) pair of ``pairs`` round by round, at the α of the experiment's last look."""
+    candidate) pair of ``pairs`` round by round, at the α of the experiment's last look;
+    ``identical``: exactly instead (:func:`compare_exactly`: the caller checks the runs repeat)."""
     contexts: dict[str, BenchContext] = {}
 
     def variant(name: str, config: dict[str, Scalar]) -> Variant:
@@ -206,8 +208,10 @@ def measure_arms(loaded: LoadedSpec, configurator: Configurator, objective: Obje
 
     def analyse(result: InterleavedResult, alpha: float) -> bool:
         for ref, cand in pairs:
-            judged[ref, cand] = compare_runs(objective, result.runs[ref], result.runs[cand],
-                                             threshold=settings.threshold, alpha=alpha, seed=settings.seed)
+            judged[ref, cand] = (compare_exactly(objective, result.runs[ref], result.runs[cand],
+                                                 threshold=settings.threshold) if identical else
+                                 compare_runs(objective, result.runs[ref], result.runs[cand],
+                                              threshold=settings.threshold, alpha=alpha, seed=settings.seed))
         return all(comparison.decisive for comparison, _ in judged.values())
 
     variants = [variant(name, config) for name, config in arms.items()]
@@ -359,6 +363,22 @@ def compare_runs(objective: Objective, reference: list[Measurement], candidate: 
         for m in objective.metrics
     }
     return comparison, per_metric
+
+
+def compare_exactly(objective: Objective, reference: list[Measurement], candidate: list[Measurement], *,
+                    threshold: float) -> tuple[PairedComparison, dict[str, PairedComparison]]:
+    """Two arms whose runs repeat identically (:func:`repeats_identically`, the caller's check)
+    compared exactly (:func:`hone.stats.ranksum.compare_identical`): on the objective's figure
+    and on each scored metric."""
+    ref, cand = [r for r in reference if r.ok], [r for r in candidate if r.ok]
+    figure, goal = objective_figure(objective, ref + cand)
+
+    def compare(of: Figure, goal: Goal) -> PairedComparison:  # a failed arm: NaN, "no positive figure"
+        return compare_identical([of(r) for r in ref] or [math.nan], [of(r) for r in cand] or [math.nan],
+                                 goal=goal, threshold=threshold)
+
+    return compare(figure, goal), {m.name: compare(_metric_figure(m.name), _goal(str(m.goal or "maximize")))
+                                   for m in objective.metrics}
 
 
 def _metric_figure(name: str) -> Figure:

@@ -53,16 +53,18 @@ class RunPlan:
     warmup_rounds: int  # discarded rounds before each interleaved block
     trials: int  # the most trials this session may run (--trials)
     confirm_min: int = MIN_ROUNDS  # the fewest rounds its test can decide on (fewer for exact runs)
+    ablation_min: int = MIN_ROUNDS  # the same for the ablation's (1 for identical runs)
+    ablation_reservable: bool = True  # False: the ablation runs only on what the search leaves
 
     def confirm_runs(self, rounds: int, arms: int) -> int:
         return (max(rounds, self.confirm_min) + self.warmup_rounds) * arms if arms else 0
 
     def ablation_runs(self, rounds: int, arms: int) -> int:
-        return (max(rounds, MIN_ROUNDS) + self.warmup_rounds) * (arms + FINAL_ARMS) if arms else 0
+        return (max(rounds, self.ablation_min) + self.warmup_rounds) * (arms + FINAL_ARMS) if arms else 0
 
     def pruned_runs(self, rounds: int, arms: int) -> int:
         """The ablation by importance: the baseline, the winner and ``arms`` pruned arms, one block."""
-        return (max(rounds, MIN_ROUNDS) + self.warmup_rounds) * (2 + arms) if arms else 0
+        return (max(rounds, self.ablation_min) + self.warmup_rounds) * (2 + arms) if arms else 0
 
 
 class RunBudget:
@@ -192,13 +194,13 @@ class RunBudget:
                        "confirmation and the ablation only as far as they need them (raise the cap to search "
                        "with them)")
 
-    def replan(self, **changes: int) -> str | None:
+    def replan(self, **changes: int | bool) -> str | None:
         """Plan again with ``changes`` to the plan (fields of :class:`RunPlan`), after the baseline
         showed what a trial needs; the runs already spent stay spent. Returns the new plan's line
         (None without a budget)."""
         if self.plan is None:
             return None
-        plan = dataclasses.replace(self.plan, **changes)
+        plan = dataclasses.replace(self.plan, **changes)  # type: ignore[arg-type]
         if self.max_runs is None:
             self.plan = plan
             self.confirm_arms = plan.confirm_arms
@@ -226,8 +228,8 @@ class RunBudget:
         cap = int(self.share * avail)
         least = plan.confirm_min
         top = max(plan.confirm_rounds, plan.ablation_rounds, least)
-        options = ([(plan.confirm_arms, r, True) for r in range(top, least - 1, -1)] if plan.ablation_arms
-                   else [])
+        options = ([(plan.confirm_arms, r, True) for r in range(top, least - 1, -1)]
+                   if plan.ablation_arms and plan.ablation_reservable else [])
         options += [(plan.confirm_arms, r, False) for r in range(max(plan.confirm_rounds, least), least - 1, -1)]
         options += [(a, least, False) for a in range(plan.confirm_arms - 1, 1, -1)]
         arms, rounds, ablation = next((o for o in options if self._reserve_for(*o) <= cap), (2, least, False))
@@ -235,7 +237,7 @@ class RunBudget:
         self.ablation_reserved = ablation
         self.reserve = self._reserve_for(arms, rounds, ablation)
         self.ablation_reserve = self.reserve - self._reserve_for(arms, rounds, False)
-        full = self._reserve_for(plan.confirm_arms, top, bool(plan.ablation_arms))
+        full = self._reserve_for(plan.confirm_arms, top, bool(plan.ablation_arms) and plan.ablation_reservable)
         if self.reserve >= full:
             self._plan_cut("reserve", None)
         else:
@@ -288,38 +290,41 @@ class RunBudget:
         if left is None or plan is None:
             return arms, rounds
         reserved = min(rounds, self.confirm_rounds)  # a cut below this is news; the plan said the rest
-        ablation = plan.ablation_runs(MIN_ROUNDS, ablation_arms) if self.ablation_reserved and ablation_arms else 0
+        reserved_ablation = self.ablation_reserved and ablation_arms
+        ablation = plan.ablation_runs(plan.ablation_min, ablation_arms) if reserved_ablation else 0
         for extra in dict.fromkeys((ablation, 0)):  # keep the ablation's runs if possible
             for a in range(arms, 1, -1):
                 for r in range(rounds, least - 1, -1):
                     if plan.confirm_runs(r, a) + extra <= left:
                         if a < arms or r < reserved:
-                            self.cuts.append(f"confirmation: {a - 1} candidate{_s(a - 1)}, {r} rounds "
+                            self.cuts.append(f"confirmation: {a - 1} candidate{_s(a - 1)}, {r} round{_s(r)} "
                                              f"({plan.confirm_runs(r, a)} runs; --max-runs leaves {left})")
                         return a, r
         self.cuts.append(f"confirmation skipped: the smallest needs {plan.confirm_runs(least, 2)} runs, "
                          f"--max-runs leaves {left}")
         return 0, 0
 
-    def ablation(self, rounds: int, arms: int) -> int | None:
+    def ablation(self, rounds: int, arms: int, least: int = MIN_ROUNDS) -> int | None:
         """The ablation's rounds for ``arms`` leave-one-out arms (counted with its second block),
-        fewer when they do not fit; None when even the fewest do not (it is skipped)."""
+        fewer when they do not fit, never fewer than ``least``; None when even the fewest do not
+        (it is skipped)."""
         plan, left = self.plan, self.left()
-        rounds = max(rounds, MIN_ROUNDS)
+        rounds = max(rounds, least)
         if left is None or plan is None:
             return rounds
-        for r in range(rounds, MIN_ROUNDS - 1, -1):
+        for r in range(rounds, least - 1, -1):
             if plan.ablation_runs(r, arms) <= left:
                 if r < rounds:
-                    self.cuts.append(f"ablation: {r} rounds instead of {rounds} ({plan.ablation_runs(r, arms)} runs "
-                                     f"at most; --max-runs leaves {left})")
+                    self.cuts.append(f"ablation: {r} round{_s(r)} instead of {rounds} "
+                                     f"({plan.ablation_runs(r, arms)} runs at most; --max-runs leaves {left})")
                 return r
-        self.ablation_skipped, self._skip_cut = (plan.ablation_runs(MIN_ROUNDS, arms), left), len(self.cuts)
-        self.cuts.append(f"ablation skipped: even {MIN_ROUNDS} rounds need up to {self.ablation_skipped[0]}"
+        self.ablation_skipped, self._skip_cut = (plan.ablation_runs(least, arms), left), len(self.cuts)
+        rounds_need = f"{least} round needs" if least == 1 else f"{least} rounds need"
+        self.cuts.append(f"ablation skipped: even {rounds_need} up to {self.ablation_skipped[0]}"
                          f" runs, --max-runs leaves {left}")
         return None
 
-    def pruned(self, rounds: int, most: int) -> tuple[int, int] | None:
+    def pruned(self, rounds: int, most: int, least: int = MIN_ROUNDS) -> tuple[int, int] | None:
         """The ablation by importance's rounds and pruned arms (up to ``most``) when leave-one-out
         did not fit: ``rounds`` with as many arms as fit, else fewer rounds (rounds decide, arms
         only refine); None when not even one arm at the fewest rounds fits (the ablation is then
@@ -327,17 +332,17 @@ class RunBudget:
         Only what is left is spent: reserving it took runs from the search and lost quality
         on the tuning suite (docs/decisions/0096)."""
         plan, left = self.plan, self.left()
-        rounds = max(rounds, MIN_ROUNDS)
         if plan is None or most < 1:
             return None
+        rounds = max(rounds, least)
         if left is None:
             return rounds, most
-        fits = [(r, a) for r in range(rounds, MIN_ROUNDS - 1, -1) for a in range(most, 0, -1)
+        fits = [(r, a) for r in range(rounds, least - 1, -1) for a in range(most, 0, -1)
                 if plan.pruned_runs(r, a) <= left]
         if not fits:
             return None
         r, a = fits[0]
-        text = (f"the baseline, the winner and {a} pruned configuration{_s(a)}, {r} rounds "
+        text = (f"the baseline, the winner and {a} pruned configuration{_s(a)}, {r} round{_s(r)} "
                 f"({plan.pruned_runs(r, a)} runs)")
         if self.ablation_skipped is not None and self._skip_cut is not None:
             self.cuts[self._skip_cut] = (f"ablation by importance: leave-one-out needs up to "

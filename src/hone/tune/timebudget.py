@@ -229,22 +229,24 @@ class TimeBudget:
             self.cuts.append(f"confirmation: {c} rounds, the fewest the paired test needs ({self._why(left, need)})")
         return c
 
-    def ablation_rounds(self, planned: int, arms: int) -> int:
-        """The ablation's rounds for ``arms`` leave-one-out arms, fitted like the confirmation's."""
+    def ablation_rounds(self, planned: int, arms: int, least: int = MIN_ROUNDS) -> int:
+        """The ablation's rounds for ``arms`` leave-one-out arms, fitted like the confirmation's
+        (``least``: the fewest, 1 for runs that repeat identically)."""
         plan = self.plan
-        planned = max(planned, MIN_ROUNDS)
+        planned = max(planned, least)
         if self.max_s is None or plan is None or not math.isfinite(self.per_run):
             return planned
-        top = min(planned, self._ablation_cap or planned)
+        top = max(least, min(planned, self._ablation_cap or planned))
         left = self.left()
-        for a in range(top, MIN_ROUNDS - 1, -1):
+        for a in range(top, least - 1, -1):
             need = plan.ablation_runs(a, arms) * self.per_run
             if need <= left:
                 break
         if a < top:
             self.cuts.append(f"ablation: {a} rounds instead of {top} ({self._why(left, need)})")
         elif need > left:
-            self.cuts.append(f"ablation: {a} rounds, the fewest the paired test needs ({self._why(left, need)})")
+            fewest = "the fewest the paired test needs" if least == MIN_ROUNDS else "the fewest there are"
+            self.cuts.append(f"ablation: {a} round{'s' if a != 1 else ''}, {fewest} ({self._why(left, need)})")
         return a
 
     def _after(self) -> str:

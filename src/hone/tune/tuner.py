@@ -440,6 +440,10 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                           + (f", in {exact_rounds} rounds (a rank-sum test with the baseline's runs)"
                              if exact_rounds else ""))
                 exact = {"confirm_rounds": exact_rounds, "confirm_min": fewest} if exact_rounds else {}
+                if identical and exact_rounds:  # the ablation's blocks too: one round decides; on the runs
+                    # the search leaves only (reserved, it cost the tuning suite quality: docs/decisions/0098)
+                    exact |= {"ablation_min": 1, "ablation_rounds": settings.ablation_rounds or exact_rounds,
+                              "ablation_reservable": False}
                 if fresh:
                     exact["baseline"] = runs.spent["baseline"]
                 line = runs.replan(trial_first=warmup + 1,
@@ -450,7 +454,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             budget = runs.trials_cap(len(finished_trials(study)))  # the study's trials at most
             plan = _plan(settings, study, space, warmup, repeats, one_run=one_run, budget=budget,
                          top_k=runs.confirm_arms - 1 if runs.max_runs is not None else top_k,
-                         confirm_rounds=exact_rounds or pooled_rounds or None)
+                         confirm_rounds=exact_rounds or pooled_rounds or None,
+                         ablation_rounds=runs.plan.ablation_rounds if identical and runs.plan else None)
             phase("estimate", clock.begin(plan, max_runs=runs.left()))
             _say_cuts(clock, phase)
             fewer = plan.trials < budget - plan.done  # a discrete space with fewer configurations left
@@ -525,9 +530,11 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             winner = recommend(confirmations, order)
             chosen_by = _chosen_by(confirmations, order)
             runs.phase = "ablation"
+            # identical runs that gave the winner's figures again: the ablation compares exactly too
+            exact_ablation = identical and winner is not None and winner.comparison.estimator == "exact"
             ablation = None if winner is None else _ablate_winner(
                 loaded, configurator, objective, winner, baseline, settings, clock, runs, events, importances_of,
-                warmup=min(1, warmup), seed=seed or 0, exact=repeat_exactly)
+                warmup=min(1, warmup), seed=seed or 0, exact=repeat_exactly, identical=exact_ablation)
             if ablation is not None and ablation.confirmation is not None:
                 winner = ablation.confirmation  # the minimal configuration is the recommendation
             if winner is not None:
@@ -535,7 +542,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 unchanged = [k for k in winner.candidate.config if k not in changed]
                 if ablation is None and runs.ablation_skipped and len(changed) >= 2:
                     need, left = runs.ablation_skipped
-                    least = runs.plan.pruned_runs(MIN_ROUNDS, 1) if runs.plan else need
+                    least = runs.plan.pruned_runs(runs.plan.ablation_min if exact_ablation else MIN_ROUNDS, 1) \
+                        if runs.plan else need
                     not_ablated = (f"which of its {len(changed)} changes carry the gain was not measured: the "
                                    f"ablation needs up to {need} runs (by importance, at least {least}), "
                                    f"--max-runs left {left}")
@@ -638,10 +646,11 @@ def exact_runs(settings: TuneSettings, noise: float | None, trial_runs: int) -> 
 
 def _plan(settings: TuneSettings, study: optuna.Study, space: SearchSpace, warmup: int, repeats: int, *,
           one_run: bool = False, budget: int | None = None, top_k: int | None = None,
-          confirm_rounds: int | None = None) -> Plan:
+          confirm_rounds: int | None = None, ablation_rounds: int | None = None) -> Plan:
     """The work left after the baseline, for the estimate and --max-time; the ablation is
     counted at its largest (every knob changed). ``top_k``: the candidates the run budget
-    leaves room for; ``confirm_rounds``: the exact confirmation's rounds, when it is one."""
+    leaves room for; ``confirm_rounds``: the exact confirmation's rounds, when it is one;
+    ``ablation_rounds``: the exact ablation's, when the runs repeat identically."""
     done = len(finished_trials(study))
     confirm = (confirm_rounds or max(settings.confirm_rounds, MIN_ROUNDS)) if settings.confirm_rounds > 0 else 0
     knobs = len(space.distributions)
@@ -654,7 +663,7 @@ def _plan(settings: TuneSettings, study: optuna.Study, space: SearchSpace, warmu
     return Plan(trials=trials, runs_per_trial=warmup + (1 if one_run else repeats),
                 confirm_arms=top_k + 1 if confirm else 0, confirm_rounds=confirm,
                 ablation_arms=knobs + 1 if settings.ablation and confirm and knobs >= 2 else 0,
-                ablation_rounds=max(settings.ablation_rounds or confirm, MIN_ROUNDS),
+                ablation_rounds=ablation_rounds or max(settings.ablation_rounds or confirm, MIN_ROUNDS),
                 warmup_rounds=min(1, warmup), workers=settings.workers.count if settings.workers else 1, done=done)
 
 
@@ -737,38 +746,44 @@ def _ablation_arms(settings: TuneSettings, loaded: LoadedSpec, candidates: list[
 def _ablate_winner(loaded: LoadedSpec, configurator: Configurator, objective: Objective, winner: Confirmation,
                    baseline: dict[str, Any], settings: TuneSettings, clock: TimeBudget, runs: RunBudget,
                    events: TuneEvents, importances: Callable[[], dict[str, float]], *, warmup: int, seed: int,
-                   exact: bool = False) -> Ablation | None:
-    """The ablation of a winner that changes two or more knobs (None when off or not needed)."""
+                   exact: bool = False, identical: bool = False) -> Ablation | None:
+    """The ablation of a winner that changes two or more knobs (None when off or not needed);
+    ``identical``: the runs repeat identically and the winner gave its figures again, so its
+    blocks run the planned rounds (one by default) and compare exactly."""
     phase = events.on_phase or (lambda p, m: None)
     changed = changed_knobs(loaded, winner.candidate.config, baseline.get("config", {}))
     if not settings.ablation or len(changed) < 2:
         return None
-    fit = runs.ablation(settings.ablation_rounds or settings.confirm_rounds, len(changed) + 1)
+    least = runs.plan.ablation_min if identical and runs.plan else MIN_ROUNDS
+    asked = (runs.plan.ablation_rounds if identical and runs.plan else
+             settings.ablation_rounds or settings.confirm_rounds)
+    fit = runs.ablation(asked, len(changed) + 1, least=least)
+    exactly = " (exactly: the runs repeat identically)" if identical else ""
     if fit is None:
         # leave-one-out does not fit: the changes pruned by importance, as many arms as the runs left pay for
-        asked = settings.ablation_rounds or settings.confirm_rounds
         pruned = runs.pruned(asked if exact else max(asked, PRUNED_ROUNDS),
-                             len(prune_sizes(len(changed), len(changed))))  # every arm there is
+                             len(prune_sizes(len(changed), len(changed))), least=least)  # every arm there is
         _say_cuts(runs, phase)
         if pruned is None:
             return None
         rounds, arms = pruned
         # --max-time: timed as leave-one-out of arms − 1 (+ 3) arms, one more than it runs when arms = 1
-        rounds = min(rounds, clock.ablation_rounds(rounds, max(1, arms - 1)))
+        rounds = min(rounds, clock.ablation_rounds(rounds, max(1, arms - 1), least=least))
         _say_cuts(clock, phase)
         phase("ablation", f"which of the winner's {len(changed)} changes hold its gain: the winner pruned to its most "
-              "important changes by the knob importances, against the baseline and the winner, interleaved")
+              f"important changes by the knob importances, against the baseline and the winner, interleaved{exactly}")
         return ablate_by_importance(loaded, configurator, objective, winner, baseline.get("config", {}),
                                     importances(), arms=arms, rounds=rounds, warmup=warmup,
                                     seed=seed, threshold=settings.threshold,
-                                    on_run=_counted(runs, events.on_ablation_run))
+                                    on_run=_counted(runs, events.on_ablation_run), identical=identical)
     _say_cuts(runs, phase)
-    rounds = min(fit, clock.ablation_rounds(settings.ablation_rounds or settings.confirm_rounds, len(changed) + 1))
+    rounds = min(fit, clock.ablation_rounds(asked, len(changed) + 1, least=least))
     _say_cuts(clock, phase)
     phase("ablation", f"which of the winner's {len(changed)} changes hold its gain: the winner vs the winner with"
-          " each change undone, interleaved")
+          f" each change undone, interleaved{exactly}")
     return ablate(loaded, configurator, objective, winner, baseline.get("config", {}), rounds=rounds, warmup=warmup,
-                  seed=seed, threshold=settings.threshold, on_run=_counted(runs, events.on_ablation_run))
+                  seed=seed, threshold=settings.threshold, on_run=_counted(runs, events.on_ablation_run),
+                  identical=identical)
 
 
 def _say_cuts(clock: TimeBudget | RunBudget, phase: Callable[[str, str], None]) -> None:
