@@ -11,7 +11,8 @@ most a fifth of the budget (``share``) — fewer rounds first (never fewer than 
 need), then no ablation in the reserve, then fewer candidates, down to the smallest confirmation
 (one candidate) — and the search gets the rest (docs/decisions/0040-lean-run-budget.md). Runs
 that repeat exactly, and one candidate's runs pooled with the baseline's, need fewer confirmation
-rounds (``confirm_min``, docs/decisions/0045, 0046).
+rounds (``confirm_min``, docs/decisions/0045, 0046); runs that repeat identically one round an
+ablation block (``ablation_min``), run on what the search leaves only (``ablation_reservable``, 0098).
 Before each trial the search stops when that trial's runs and the reserve would not fit. The
 confirmation and the ablation are fitted again to what is really left. A
 budget below the baseline + one trial + the smallest confirmation is refused before anything runs.
