@@ -149,3 +149,42 @@ def test_the_estimate_says_what_the_session_takes_without_the_ablation() -> None
     none = _clock(2.0)
     assert "without the ablation" not in none.begin(Plan(8, 2, 3, 6, 0, 6, 0))
     assert "estimated ~1m08s)" in str(budget_lines({"budget": none.to_dict(8)})[0])
+
+
+def test_trials_far_slower_than_the_baseline_revise_the_estimate_once_it_shows() -> None:
+    # the baseline's runs took 50 ms (zstd -3); the search's take 1 s (zstd -19)
+    from hone.tune.timebudget import Plan, TimeBudget
+
+    now = [0.0]
+    clock = TimeBudget(None, clock=lambda: now[0])
+    clock.note_runs(0.05, 1)
+    plan = Plan(trials=30, runs_per_trial=1, confirm_arms=2, confirm_rounds=1, ablation_arms=0,
+                ablation_rounds=1, warmup_rounds=0)
+    assert "~50ms a run" in clock.begin(plan)
+
+    def trial(seconds: float) -> str | None:  # a trial runs; before the next, the search asks (as run_trials does)
+        now[0] += seconds
+        assert not clock.stop_search()
+        return clock.revised()
+
+    assert not clock.stop_search() and clock.revised() is None  # before the first trial
+    assert [trial(1.0), trial(1.0)] == [None, None]  # 2 trials measured: too few to tell
+    line = trial(1.0)
+    assert line is not None and line.startswith(
+        "the trials so far took ~1.0s a run, not ~50ms: ~29s more (27 trials at most, then the confirmation), "), line
+    assert [trial(1.0) for _ in range(5)] == [None] * 5  # as now stated
+    assert [trial(0.05) for _ in range(3)] == [None] * 3  # 0.74 s a trial on average: within 2× of 1 s
+    revised = [trial(0.05) for _ in range(12)]
+    assert [r is not None for r in revised].index(True) == 5  # 6 more: 8.45 s over 17 trials, below half of 1 s
+    assert revised[5] is not None and revised[5].startswith("the trials so far took ~497ms a run, not ~1.0s"), revised
+    quiet = TimeBudget(None, clock=lambda: now[0])  # trials within 2× of the baseline's runs: nothing new to say
+    quiet.note_runs(1.0, 1)
+    quiet.begin(plan)
+    quiet.stop_search()
+    assert [trial_of(quiet, now, 1.5) for _ in range(10)] == [None] * 10
+
+
+def trial_of(clock, now: list[float], seconds: float) -> str | None:  # type: ignore[no-untyped-def]
+    now[0] += seconds
+    assert not clock.stop_search()
+    return clock.revised()

@@ -5,6 +5,10 @@ runs, the configuration's apply included) and prints what the rest will take: th
 (warm-up + repeats) runs, the confirmation's rounds × arms, and the ablation's — at most every
 knob changed (k + 1 arms), then the baseline, the minimal configuration and the winner (3 arms).
 
+The baseline's runs say little of slow configurations (a compression level, a sync setting):
+when the search's trials so far (3 or more) cost 2× more or less a run than the estimate
+assumed, a new estimate line says so (:meth:`TimeBudget.revised`).
+
 With a budget, the search stops before a trial that would not fit, keeping time for the
 confirmation and the ablation at the cost per run measured so far (the trials' own, ask and
 tell included). Their rounds are planned to take at most half of the time left after the
@@ -26,6 +30,10 @@ from hone.core.durations import format_duration
 from hone.stats.paired import min_rounds_for_alpha
 
 MIN_ROUNDS = min_rounds_for_alpha(0.05)
+#: A new estimate when the trials' cost per run strays this factor from the last one stated …
+REVISE_FACTOR = 2.0
+#: … over this many trials since it was stated.
+REVISE_TRIALS = 3
 #: Arms of the ablation's second block: the baseline, the minimal configuration, the winner.
 FINAL_ARMS = 3
 
@@ -71,6 +79,8 @@ class TimeBudget:
         self.trial_times: list[float] = []
         self._last: float | None = None
         self._ablation_cap = 0
+        self._post_runs = 0  # the confirmation's and the ablation's runs, as estimated
+        self._stated: tuple[float, int] = (math.nan, 0)  # the cost per run last stated, and trials then
         self.stopped: str | None = None
         self.cuts: list[str] = []
         self._said = 0
@@ -116,6 +126,7 @@ class TimeBudget:
             0, max_runs - plan.trials * plan.runs_per_trial - plan.confirm_runs(plan.confirm_rounds))
         post_runs = plan.confirm_runs(plan.confirm_rounds) + min(plan.ablation_runs(plan.ablation_rounds),
                                                                  ablation_most)
+        self._post_runs, self._stated = post_runs, (self.per_run, len(self.trial_times))
         self.full_estimate_s = self.elapsed() + plan.trials * t_trial + post_runs * self.per_run
         self.estimate_s, trials = self.full_estimate_s, plan.trials
         self.ablation_s = min(plan.ablation_runs(plan.ablation_rounds), ablation_most) * self.per_run
@@ -125,6 +136,7 @@ class TimeBudget:
             trials = max(0, min(plan.trials, math.floor((self.left() - reserve) / t_trial)))
             self.estimate_s = self.elapsed() + trials * t_trial + reserve
             self.ablation_s = plan.ablation_runs(min(plan.ablation_rounds, self.cap)) * self.per_run
+            self._post_runs = round(reserve / self.per_run) if self.per_run > 0 else 0
         self.expected_trials = trials
         parts = [f"{plan.trials} trial{'s' if plan.trials != 1 else ''} × {plan.runs_per_trial} "
                  f"run{'s' if plan.runs_per_trial != 1 else ''}"
@@ -198,6 +210,29 @@ class TimeBudget:
         self.stopped = (f"the next trial (~{format_duration(t_trial)}){after} would not fit in the "
                         f"{format_duration(max(0.0, left))} --max-time leaves")
         return True
+
+    def revised(self) -> str | None:
+        """A new estimate line (None: none is due): the search's trials so far cost
+        :data:`REVISE_FACTOR`× more or less a run than the last estimate assumed, over
+        :data:`REVISE_TRIALS` trials or more since it was made. Called between trials."""
+        plan, (stated, at) = self.plan, self._stated
+        done = len(self.trial_times)
+        if plan is None or plan.workers > 1 or done - at < REVISE_TRIALS or not stated > 0:
+            return None
+        t_trial = sum(self.trial_times) / done
+        per_run = t_trial / max(1, plan.runs_per_trial)
+        if 1 / REVISE_FACTOR < per_run / stated < REVISE_FACTOR:
+            return None
+        self._stated = (per_run, done)
+        trials = max(0, (plan.trials if self.expected_trials is None else self.expected_trials) - done)
+        rest = min(trials * t_trial + self._post_runs * per_run, max(0.0, self.left()))
+        finish = dt.datetime.now() + dt.timedelta(seconds=rest)
+        when = finish.strftime("%H:%M:%S") if finish.date() == dt.date.today() else finish.strftime("%Y-%m-%d %H:%M")
+        after = " and ".join(w for w, on in (("the confirmation", plan.confirm_arms),
+                                              ("the ablation", plan.ablation_arms)) if on)
+        return (f"the trials so far took ~{format_duration(per_run)} a run, not ~{format_duration(stated)}: "
+                f"~{format_duration(rest)} more ({trials} trial{'s' if trials != 1 else ''} at most"
+                + (f", then {after}" if after else "") + f"), done by ~{when}")
 
     def end_search(self) -> None:
         """The search is over: its trials give the cost per run from here on."""

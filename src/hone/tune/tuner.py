@@ -479,7 +479,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             else:
                 run_trials(study, loaded, configurator, space, objective, budget=budget,
                            repeats=1 if one_run else repeats,
-                           warmup=warmup, should_stop=lambda: runs.stop_search() or clock.stop_search()
+                           warmup=warmup, should_stop=lambda: _should_stop(runs, clock, phase)
                            or measured_all(study, space) is not None,
                            on_run=runs.count,
                            on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
@@ -784,6 +784,15 @@ def _ablate_winner(loaded: LoadedSpec, configurator: Configurator, objective: Ob
     return ablate(loaded, configurator, objective, winner, baseline.get("config", {}), rounds=rounds, warmup=warmup,
                   seed=seed, threshold=settings.threshold, on_run=_counted(runs, events.on_ablation_run),
                   identical=identical)
+
+
+def _should_stop(runs: RunBudget, clock: TimeBudget, phase: Callable[[str, str], None]) -> bool:
+    """Asked before each trial: a budget stops the search; else a new estimate when one is due."""
+    if runs.stop_search() or clock.stop_search():
+        return True
+    if line := clock.revised():
+        phase("estimate", line)
+    return False
 
 
 def _say_cuts(clock: TimeBudget | RunBudget, phase: Callable[[str, str], None]) -> None:
