@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hone.core.metrics import means, verdict_word
-from hone.experiment import ExperimentSettings
 from hone.knobs.base import same_text
 from hone.run.benchmark import Measurement
 from hone.run.configure import Configurator
@@ -45,8 +44,8 @@ from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 from hone.stats.paired import PairedComparison
 from hone.tune.confirm import (
-    ALPHA,
     BASELINE,
+    MIN_ROUNDS,
     Candidate,
     Confirmation,
     experiment_settings,
@@ -177,8 +176,9 @@ def ablate(
 ) -> Ablation:
     """Leave-one-out over the winner's changes, then M vs the baseline and W (module
     docstring). ``rounds`` is raised to the minimum the tests need for p < 0.05, unless
-    ``identical``: the winner's runs repeat identically, exact comparisons (:func:`block_settings`)."""
-    settings = block_settings(rounds, warmup=warmup, seed=seed, threshold=threshold, identical=identical)
+    ``identical``: the winner's runs repeat identically, one round enough and compared exactly."""
+    settings = experiment_settings(rounds, warmup=warmup, seed=seed, threshold=threshold,
+                                   least=1 if identical else MIN_ROUNDS)
     rounds = settings.rounds
     config = dict(winner.candidate.config)
     changed = changed_knobs(loaded, config, baseline_config)
@@ -221,8 +221,8 @@ def ablate(
         return result
     arms = {BASELINE: {}, MINIMAL: minimal, WINNER: config}
     final, judged = measure_arms(loaded, configurator, objective, arms, [(BASELINE, MINIMAL), (WINNER, MINIMAL)],
-                                 block_settings(rounds, warmup=warmup, seed=seed + 1, threshold=threshold,
-                                                identical=identical),
+                                 experiment_settings(rounds, warmup=warmup, seed=seed + 1, threshold=threshold,
+                                                     least=1 if identical else MIN_ROUNDS),
                                  on_run=on_run, identical=identical)
     if identical and (why := _not_repeating(objective, winner, final.runs.runs)):
         result.why = why
@@ -281,7 +281,8 @@ def ablate_by_importance(
     interleaved rounds; the smallest that beats the baseline and is not worse than W
     (:func:`judge_minimal`) is recommended, else W (module docstring). ``identical``: as in
     :func:`ablate`."""
-    settings = block_settings(rounds, warmup=warmup, seed=seed, threshold=threshold, identical=identical)
+    settings = experiment_settings(rounds, warmup=warmup, seed=seed, threshold=threshold,
+                                   least=1 if identical else MIN_ROUNDS)
     config = dict(winner.candidate.config)
     changed = changed_knobs(loaded, config, baseline_config)
     # most important first; a knob the importances do not rank (too few trials) after those they do
@@ -321,15 +322,6 @@ def ablate_by_importance(
         means(final.runs.runs[names[len(chosen.kept)]]), means(final.runs.runs[BASELINE]),
         judged[BASELINE, names[len(chosen.kept)]][1])
     return result
-
-
-def block_settings(rounds: int, *, warmup: int, seed: int, threshold: float, identical: bool) -> ExperimentSettings:
-    """An ablation block's settings: as the confirmation's (:func:`experiment_settings`), or for
-    runs that repeat identically, ``rounds`` as asked, one being enough (every arm's run is its figure)."""
-    if not identical:
-        return experiment_settings(rounds, warmup=warmup, seed=seed, threshold=threshold)
-    return ExperimentSettings(rounds=max(1, rounds), warmup=warmup, seed=seed, threshold=threshold, alpha=ALPHA,
-                              estimator="auto")
 
 
 def _not_repeating(objective: Objective, winner: Confirmation, runs: dict[str, list[Measurement]]) -> str:

@@ -145,11 +145,12 @@ def _figure_key(objective: Objective, t: FrozenTrial) -> float:
     return -fig if goal == "maximize" else fig
 
 
-def experiment_settings(rounds: int, *, warmup: int = 1, seed: int = 0,
-                        threshold: float = 0.01) -> ExperimentSettings:
+def experiment_settings(rounds: int, *, warmup: int = 1, seed: int = 0, threshold: float = 0.01,
+                        least: int = MIN_ROUNDS) -> ExperimentSettings:
     """The engine's settings for a confirmation or an ablation block: exactly ``rounds``
-    rounds (raised to :data:`MIN_ROUNDS`), ``auto`` estimator, α = :data:`ALPHA`."""
-    return ExperimentSettings(rounds=max(rounds, MIN_ROUNDS), warmup=warmup, seed=seed, threshold=threshold,
+    rounds (raised to ``least``: the paired tests' :data:`MIN_ROUNDS`, 1 for runs compared
+    exactly), ``auto`` estimator, α = :data:`ALPHA`."""
+    return ExperimentSettings(rounds=max(rounds, least), warmup=warmup, seed=seed, threshold=threshold,
                               alpha=ALPHA, estimator="auto")
 
 
@@ -256,8 +257,7 @@ def confirm_pooled(
     candidate's search run's — the comparison is exact (``"identical"``, no test needed), else the
     runs no longer repeat and the paired confirmation follows as above."""
     arms = {BASELINE: {}, candidate.name: candidate.config}
-    settings = ExperimentSettings(rounds=rounds, warmup=warmup, seed=seed, threshold=threshold, alpha=ALPHA,
-                                  estimator="auto")
+    settings = experiment_settings(rounds, warmup=warmup, seed=seed, threshold=threshold, least=1)
     result, _ = measure_arms(loaded, configurator, objective, arms, [], settings, on_run=on_run)
     runs = result.runs.runs
     before, during = [r for r in baseline_runs if r.ok], [r for r in runs[BASELINE] if r.ok]
@@ -279,12 +279,7 @@ def confirm_pooled(
         how, compare = "identical", functools.partial(compare_identical, threshold=threshold)
     else:
         compare = functools.partial(compare_runs_unpaired, threshold=threshold, alpha=alpha, confidence=1 - alpha)
-    comparison = compare([figure(r) for r in reference], [figure(r) for r in mine], goal=goal)
-    per_metric = {
-        m.name: compare([of_run(r, m.name) for r in reference], [of_run(r, m.name) for r in mine],
-                        goal=_goal(str(m.goal or "maximize")))
-        for m in objective.metrics
-    }
+    comparison, per_metric = _compare_each(objective, reference, mine, compare, figure, goal)
     return Confirmation(candidate, comparison, means(mine), means(reference), per_metric, values), how
 
 
@@ -371,14 +366,22 @@ def compare_exactly(objective: Objective, reference: list[Measurement], candidat
     compared exactly (:func:`hone.stats.ranksum.compare_identical`): on the objective's figure
     and on each scored metric."""
     ref, cand = [r for r in reference if r.ok], [r for r in candidate if r.ok]
-    figure, goal = objective_figure(objective, ref + cand)
 
-    def compare(of: Figure, goal: Goal) -> PairedComparison:  # a failed arm: NaN, "no positive figure"
-        return compare_identical([of(r) for r in ref] or [math.nan], [of(r) for r in cand] or [math.nan],
-                                 goal=goal, threshold=threshold)
+    def compare(a: list[float], b: list[float], *, goal: Goal) -> PairedComparison:  # failed: "no positive figure"
+        return compare_identical(a or [math.nan], b or [math.nan], goal=goal, threshold=threshold)
 
-    return compare(figure, goal), {m.name: compare(_metric_figure(m.name), _goal(str(m.goal or "maximize")))
-                                   for m in objective.metrics}
+    return _compare_each(objective, ref, cand, compare, *objective_figure(objective, ref + cand))
+
+
+def _compare_each(objective: Objective, reference: list[Measurement], candidate: list[Measurement],
+                  compare: Callable[..., PairedComparison], figure: Figure,
+                  goal: Goal) -> tuple[PairedComparison, dict[str, PairedComparison]]:
+    """``compare(reference values, candidate values, goal=…)`` on the objective's ``figure`` (the
+    verdict) and on each scored metric, for the comparisons of all runs at once (not round by round)."""
+    return compare([figure(r) for r in reference], [figure(r) for r in candidate], goal=goal), {
+        m.name: compare([of_run(r, m.name) for r in reference], [of_run(r, m.name) for r in candidate],
+                        goal=_goal(str(m.goal or "maximize")))
+        for m in objective.metrics}
 
 
 def _metric_figure(name: str) -> Figure:

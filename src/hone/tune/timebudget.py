@@ -61,6 +61,12 @@ class Plan:
         return (rounds + self.warmup_rounds) * (arms + FINAL_ARMS) if arms else 0
 
 
+def _done_by(seconds: float) -> str:
+    """The wall-clock time ``seconds`` from now: the time of day, with the date when not today."""
+    finish = dt.datetime.now() + dt.timedelta(seconds=max(0.0, seconds))
+    return finish.strftime("%H:%M:%S") if finish.date() == dt.date.today() else finish.strftime("%Y-%m-%d %H:%M")
+
+
 class TimeBudget:
     """The session's clock: estimates, the search's stopping rule and the rounds that fit."""
 
@@ -147,10 +153,8 @@ class TimeBudget:
         if plan.ablation_arms and ablation:
             parts.append(f"ablation ≤ {ablation} runs")
         parts.append(f"~{format_duration(self.per_run)} a run")
-        finish = dt.datetime.now() + dt.timedelta(seconds=max(0.0, self.estimate_s - self.elapsed()))
-        same_day = finish.date() == dt.date.today()
-        line = f"~{format_duration(self.estimate_s)} ({', '.join(parts)}), done by ~" + (
-            finish.strftime("%H:%M:%S") if same_day else finish.strftime("%Y-%m-%d %H:%M"))
+        line = (f"~{format_duration(self.estimate_s)} ({', '.join(parts)}), done by "
+                f"~{_done_by(self.estimate_s - self.elapsed())}")
         if self.ablation_s > 0:
             line += (f"; ~{format_duration(self.estimate_s - self.ablation_s)} without the ablation (it runs only "
                      "when the winner changes two or more knobs)")
@@ -226,13 +230,11 @@ class TimeBudget:
         self._stated = (per_run, done)
         trials = max(0, (plan.trials if self.expected_trials is None else self.expected_trials) - done)
         rest = min(trials * t_trial + self._post_runs * per_run, max(0.0, self.left()))
-        finish = dt.datetime.now() + dt.timedelta(seconds=rest)
-        when = finish.strftime("%H:%M:%S") if finish.date() == dt.date.today() else finish.strftime("%Y-%m-%d %H:%M")
         after = " and ".join(w for w, on in (("the confirmation", plan.confirm_arms),
                                               ("the ablation", plan.ablation_arms)) if on)
         return (f"the trials so far took ~{format_duration(per_run)} a run, not ~{format_duration(stated)}: "
                 f"~{format_duration(rest)} more ({trials} trial{'s' if trials != 1 else ''} at most"
-                + (f", then {after}" if after else "") + f"), done by ~{when}")
+                + (f", then {after}" if after else "") + f"), done by ~{_done_by(rest)}")
 
     def end_search(self) -> None:
         """The search is over: its trials give the cost per run from here on."""
