@@ -280,7 +280,7 @@ class TimeBudget:
             if need <= left:
                 break
         if a < top:
-            self.cuts.append(f"ablation: {a} rounds instead of {top} ({self._why(left, need)})")
+            self.cuts.append(f"ablation: {a} round{'s' if a != 1 else ''} instead of {top} ({self._why(left, need)})")
         elif need > left:
             fewest = "the fewest the paired test needs" if least == MIN_ROUNDS else "the fewest there are"
             self.cuts.append(f"ablation: {a} round{'s' if a != 1 else ''}, {fewest} ({self._why(left, need)})")
