@@ -65,8 +65,8 @@ def parse_engine(text: str) -> tuple[str, dict[str, Any]]:
     settings: dict[str, Any] = {}
     for item in filter(None, rest.split(",")):
         k, _, v = item.partition("=")
-        settings[k] = json.loads(v.lower() if v.lower() in ("true", "false", "null") else v) \
-            if v[:1] in "-0123456789tfn[" else v
+        word = v.lower() in ("true", "false", "null")  # any case: "False" is no string setting
+        settings[k] = json.loads(v.lower() if word else v) if word or v[:1] in "-0123456789[" else v
     return name, settings
 
 

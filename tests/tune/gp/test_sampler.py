@@ -26,6 +26,7 @@ from hone.tune.gp import (
 )
 from hone.tune.gp import candidates as gp_candidates
 from hone.tune.gp.encoding import encode
+from hone.tune.gp.model import log_jacobian
 from hone.tune.objective import Objective
 from hone.tune.samplers import make_sampler
 
@@ -397,6 +398,44 @@ def test_thompson_samples_model_the_ranks_and_ei_log_y(monkeypatch):
         assert np.allclose(y, (expect - expect.mean()) / expect.std()), thompson
         kinds.add(thompson)
     assert kinds == {True, False}
+
+
+PLANE = {"x": FloatDistribution(0.0, 1.0), "z": FloatDistribution(0.0, 1.0)}
+SHAPES = {  # a cost over PLANE whose log is a smooth bowl, and two that are smooth or sharp in y itself
+    "exponential": lambda p: math.exp(8 * ((p["x"] - 0.3) ** 2 + (p["z"] - 0.6) ** 2)),
+    "bowl": lambda p: 1 + 100 * ((p["x"] - 0.3) ** 2 + (p["z"] - 0.6) ** 2),
+    "ridge": lambda p: 1 + 100 * (abs(p["x"] - 0.3) + abs(p["z"] - 0.6)),
+}
+
+
+@pytest.mark.parametrize(("shape", "modelled"), [("exponential", "log"), ("bowl", "y"), ("ridge", "y")])
+def test_the_evidence_warp_models_log_y_or_y_whichever_the_data_make_likelier(shape, modelled):
+    fn = SHAPES[shape]
+    for seed in range(3):  # 15 configurations spread over the plane
+        study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=seed))
+        study.optimize(lambda t: fn({k: t.suggest_float(k, 0.0, 1.0) for k in PLANE}), n_trials=15)
+        raw = np.array([t.value for t in study.trials])
+        y = HoneGPSampler(seed=seed, warp="evidence")._observations(study, study.trials, columns(PLANE),
+                                                                    with_running=False)[1]
+        expect = np.log(raw) if modelled == "log" else raw
+        assert np.allclose(y, (expect - expect.mean()) / expect.std()), seed
+        # the default keeps log y
+        fixed = HoneGPSampler(seed=seed)._observations(study, study.trials, columns(PLANE), with_running=False)[1]
+        assert np.allclose(fixed, (np.log(raw) - np.log(raw).mean()) / np.log(raw).std())
+
+
+def test_the_log_jacobian_is_the_density_correction_of_the_standardised_warp():
+    raw = np.array([1.0, 2.0, 5.0, 40.0, 300.0])
+    for log in (True, False):
+        g = np.log if log else (lambda v: v)
+
+        def z(values: np.ndarray, g=g) -> np.ndarray:  # the standardisation's mean and sd held at raw's
+            return (g(values) - g(raw).mean()) / g(raw).std()
+
+        h = 1e-6 * raw
+        numeric = np.sum(np.log((z(raw + h) - z(raw - h)) / (2 * h)))
+        assert log_jacobian(raw, log) == pytest.approx(numeric, rel=1e-6)
+    assert log_jacobian(np.array([3.0, 3.0, 3.0]), True) == -math.inf
 
 
 def _searched(sampler: HoneGPSampler, dists: dict, fn, trials: int) -> optuna.Study:

@@ -21,7 +21,7 @@ Data = tuple[np.ndarray, np.ndarray]  # rows of levels, y (minimised, standardis
 ATTR_INTERRUPTED = "hone_interrupted"  # = hone.tune.study.ATTR_INTERRUPTED: a trial that did not fail on its own
 
 
-WARPS = ("log", "linear", "yeo-johnson", "rank", "log-rank")
+WARPS = ("log", "linear", "yeo-johnson", "rank", "log-rank", "linear-rank", "evidence")
 
 
 def warp_values(raw: np.ndarray, sign: float, warp: str) -> np.ndarray:
@@ -29,12 +29,14 @@ def warp_values(raw: np.ndarray, sign: float, warp: str) -> np.ndarray:
     value is positive, else linear; ``linear``: y itself; ``yeo-johnson``: a Yeo-Johnson power
     transform fitted to the values (as HEBO does), which pulls a long tail of catastrophic
     values in; ``rank``: normal scores of the ranks (only the order counts); ``log-rank``: log
-    when every value is positive, else ranks."""
+    when every value is positive, else ranks; ``linear-rank``: y itself when every value is
+    positive, else ranks; ``evidence``: here as ``log-rank`` (the sampler chooses between
+    ``log-rank`` and ``linear-rank`` by :func:`log_jacobian` and the GP's likelihood)."""
     if warp not in WARPS:
         raise ValueError(f"unknown output warp {warp!r} (expected one of {', '.join(WARPS)})")
     positive = bool(np.all(raw > 0))
-    y = sign * np.log(raw) if warp in ("log", "log-rank") and positive else sign * raw
-    if warp == "rank" or (warp == "log-rank" and not positive):
+    y = sign * np.log(raw) if warp in ("log", "log-rank", "evidence") and positive else sign * raw
+    if warp == "rank" or (warp in ("log-rank", "linear-rank", "evidence") and not positive):
         from scipy.stats import norm, rankdata
 
         y = norm.ppf((rankdata(y) - 0.5) / len(y))
@@ -46,10 +48,21 @@ def warp_values(raw: np.ndarray, sign: float, warp: str) -> np.ndarray:
     return (y - y.mean()) / (y.std() if y.std() > 0 else 1.0)
 
 
+def log_jacobian(raw: np.ndarray, log: bool) -> float:
+    """Σ log |dz/dy| over positive values ``raw`` for z = (g(y) − mean)/sd, g = log or identity.
+    Added to the GP's log marginal likelihood of z, it makes the two warps' likelihoods comparable
+    on the same y (how Box and Cox choose their λ). −inf when g(y) does not vary."""
+    g = np.log(raw) if log else raw
+    sd = float(g.std())
+    if sd <= 0:
+        return -math.inf
+    return (-float(g.sum()) if log else 0.0) - len(raw) * math.log(sd)
+
+
 def noise_variance(raw: np.ndarray, warp: str, cv: float | None) -> float:
     """The measurements' noise as a variance of the model's standardised y: a relative sd ``cv``
     is an sd of about ``cv`` in log y, over the sd of log y. 0 when unknown or y is not logged."""
-    if not cv or not math.isfinite(cv) or warp not in ("log", "log-rank") or not bool(np.all(raw > 0)):
+    if not cv or not math.isfinite(cv) or warp not in ("log", "log-rank", "evidence") or not bool(np.all(raw > 0)):
         return 0.0
     spread = float(np.log(raw).std())
     return (cv / spread) ** 2 if spread > 0 else 0.0

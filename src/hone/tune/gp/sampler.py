@@ -28,7 +28,7 @@ from hone.tune.gp.encoding import (
     to_params,
     unmeasured,
 )
-from hone.tune.gp.model import ATTR_INTERRUPTED, Data, GPModel, observations
+from hone.tune.gp.model import ATTR_INTERRUPTED, Data, GPModel, log_jacobian, observations
 from hone.tune.gp.ranking import order_by_model
 from hone.tune.gp.settings import GPSettings
 
@@ -252,7 +252,10 @@ class HoneGPSampler(BaseSampler):
         """The model's data (:func:`observations`); ``base``, the measured baseline, is the first
         row — an observation from before the first trial (the trust region's history starts there)."""
         sign = 1.0 if study.direction == StudyDirection.MINIMIZE else -1.0
-        obs = observations(trials, cols, sign=sign, warp=self.settings.warp if warp is None else warp,
+        warp = self.settings.warp if warp is None else warp
+        if warp == "evidence":
+            return self._by_evidence(study, trials, cols, with_running=with_running, exclude=exclude, base=base)
+        obs = observations(trials, cols, sign=sign, warp=warp,
                            feasible=self._feasible, with_running=with_running, exclude=exclude,
                            failed_as_worst=self.settings.failed_as_worst, extra=[base] if base else (),
                            noise_cv=self._noise_of(study))
@@ -261,6 +264,29 @@ class HoneGPSampler(BaseSampler):
         levels, y, n_done, noise = obs
         order = np.r_[n_done - 1, np.arange(n_done - 1), np.arange(n_done, len(y))]
         return levels[order], y[order], n_done, noise
+
+    def _by_evidence(self, study: optuna.Study, trials: list[FrozenTrial], cols: list[Column], *,
+                     with_running: bool, exclude: int,
+                     base: tuple[dict[str, Any], float] | None) -> tuple[np.ndarray, np.ndarray, int, float] | None:
+        """The observations under log y or y itself, whichever the data make likelier: the GP's
+        log marginal likelihood of each plus its :func:`log_jacobian`; ranks when a value is not
+        positive (``warp="evidence"``; not the default: neutral on the suite's development half,
+        docs/decisions/0099-log-or-linear-y-by-evidence.md)."""
+        log = self._observations(study, trials, cols, with_running=with_running, exclude=exclude,
+                                 warp="log-rank", base=base)
+        raw = np.array([float(t.values[0]) for t in trials
+                        if t.state == TrialState.COMPLETE and t.number != exclude and t.values
+                        and math.isfinite(t.values[0]) and self._feasible(t)
+                        and all(c.name in t.params for c in cols)] + ([base[1]] if base else []))
+        if log is None or len(raw) < 3 or not np.all(raw > 0):
+            return log
+        lin = self._observations(study, trials, cols, with_running=with_running, exclude=exclude,
+                                 warp="linear-rank", base=base)
+        if lin is None:
+            return log
+        ev_log = self.model.fit(cols, log[:2], log[3]).log_marginal_likelihood_value_ + log_jacobian(raw, True)
+        ev_lin = self.model.fit(cols, lin[:2], lin[3]).log_marginal_likelihood_value_ + log_jacobian(raw, False)
+        return lin if ev_lin > ev_log else log
 
     def _probe_turn(self, study: optuna.Study, number: int, cols: list[Column], n_done: int) -> bool:
         """Is trial ``number`` a line probe's turn? Under noise, in spaces too large to enumerate,
