@@ -156,8 +156,9 @@ def test_bad_scope_points_at_the_server_line(pair):
 def test_hone_tune_runs_an_atune_pair(pair, hone, tmp_path):
     client, server = pair
     # iterations: 4 cannot pay for a confirmation (6 rounds × 2 arms): 17 = baseline 1 + 4 trials + 12
+    # (--fixed-repeats: the baseline stays 1 run, not the 3 that would show the runs identical)
     res = hone("tune", client, "--atune-server", server, "--repeats", "1", "--confirm", "6", "--top-k", "1",
-               "--json", tmp_path / "r.json", "--seed", "1", "--max-runs", "17")
+               "--json", tmp_path / "r.json", "--seed", "1", "--max-runs", "17", "--fixed-repeats")
     assert res.code == 0, res.err + res.out
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["trials"] == 4 and doc["failed_trials"] == 0 and doc["budget"]["runs_total"] <= 17

@@ -25,7 +25,9 @@ from tests.tune.conftest import write_three_knobs as write_spec
 def test_a_change_without_measurable_effect_is_dropped_and_the_minimal_configuration_recommended(
         hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     spec = write_spec(tmp_path, "apart")
-    res = hone("tune", spec, "--json", tmp_path / "r.json", "--html", tmp_path / "r.html", "--apply-best")
+    # --fixed-repeats: the 6-round ablation of runs not known to repeat (identical ones: test_run_budget.py)
+    res = hone("tune", spec, "--json", tmp_path / "r.json", "--html", tmp_path / "r.html", "--apply-best",
+               "--fixed-repeats")
     assert res.code == 0, res.err + res.out
     doc = json.loads((tmp_path / "r.json").read_text())
     ablation = doc["ablation"]
@@ -123,7 +125,8 @@ def test_a_knob_left_at_the_baseline_value_is_neither_in_the_apply_command_nor_w
 def test_a_budget_short_of_leave_one_out_prunes_the_winner_by_importance_and_measures_it(
         hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     spec = write_spec(tmp_path, "apart", trials=8)
-    res = hone("tune", spec, "--max-runs", "60", "--sampler", "random", "--apply-best", "--json", tmp_path / "r.json")
+    res = hone("tune", spec, "--max-runs", "60", "--sampler", "random", "--apply-best", "--fixed-repeats",
+               "--json", tmp_path / "r.json")  # --fixed-repeats: 6-round blocks, as for runs not known to repeat
     assert res.code == 0, res.err + res.out
     doc = json.loads((tmp_path / "r.json").read_text())
     ablation, spent = doc["ablation"], doc["budget"]["runs_spent"]

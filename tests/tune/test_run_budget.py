@@ -94,7 +94,9 @@ def test_identical_runs_ablate_by_importance_in_one_round_on_the_runs_a_trial_ca
 def test_a_winner_the_budget_cannot_ablate_says_so_and_how_to_measure_its_top_change(
         hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     spec = write_three_knobs(tmp_path, "apart", trials=8)
-    res = hone("tune", spec, "--max-runs", "30", "--sampler", "random", "--json", tmp_path / "r.json")
+    # --fixed-repeats: no second baseline run to find the runs identical (their ablation would fit)
+    res = hone("tune", spec, "--max-runs", "30", "--sampler", "random", "--fixed-repeats",
+               "--json", tmp_path / "r.json")
     assert res.code == 0, res.err + res.out
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["ablation"] is None and doc["budget"]["runs_spent"]["ablation"] == 0
@@ -145,6 +147,49 @@ def test_the_spec_budget_stops_the_search_exactly_with_failing_runs_counted(work
     assert f"vs baseline, exact [{change}, {change}], p = 0, 1 interleaved round\n" in res.out
     shown = hone("report", workload / "r.json").out  # the table's CI column is named for its level
     assert re.search(rf"┃ +exact +┃.*│ +\{change} … \{change} +│", shown, re.S), shown
+
+
+def test_one_baseline_run_gets_a_second_and_identical_runs_are_confirmed_exactly(
+        hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    log = tmp_path / "runs.log"
+    spec = write_three_knobs(tmp_path, "apart", trials=8)  # repeats: 1
+    res = hone("tune", spec, "--max-runs", "40", "--sampler", "random", "--json", tmp_path / "r.json",
+               env={"HONE_TEST_LOG": str(log)})
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    spent = doc["budget"]["runs_spent"]
+    assert "1 run says nothing of the noise: 1 more to see whether the runs repeat" in res.out
+    assert "its 2 runs are identical: 1 more to be sure" in res.out
+    assert spent["baseline"] == 3 and spent["confirmation"] == 2 and _runs(log) == sum(spent.values()) <= 40
+    assert doc["confirmations"][0]["comparison"]["estimator"] == "exact"
+    assert doc["ablation"] is not None and doc["ablation"]["rounds"] == 1
+
+
+def test_one_noisy_baseline_run_gets_a_second_and_the_plan_counts_it(
+        workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, mode="noisy")  # repeats: 1, ±5% by turns
+    spec.write_text(spec.read_text().replace("trials: 5, ", ""))  # the runs decide
+    res = hone("tune", spec, "--max-runs", "30", "--sampler", "random", "--json", workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    assert doc["budget"]["runs_spent"]["baseline"] == 2 and _runs(workload / "runs.log") <= 30
+    assert "are identical" not in res.out
+    assert re.search(r"runs: ≤ 30 benchmark runs \(--max-runs\): baseline 2, search ≤ ", res.out), res.out
+    # two runs 10% apart: too few for a noise figure, the noise stays unknown as with one
+    assert optuna.load_study(study_name=doc["study"], storage=doc["storage"]).user_attrs["hone_noise_cv"] is None
+
+
+def test_a_budget_without_room_for_a_second_baseline_run_keeps_one(
+        hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    log = tmp_path / "runs.log"
+    spec = write_three_knobs(tmp_path, "apart", trials=8)
+    # the least a run of 1 baseline run takes: 1 + 1 trial + 6 rounds × 2 arms
+    res = hone("tune", spec, "--max-runs", "14", "--sampler", "random", "--json", tmp_path / "r.json",
+               env={"HONE_TEST_LOG": str(log)})
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["budget"]["runs_spent"]["baseline"] == 1 and _runs(log) <= 14
+    assert "1 more to see whether the runs repeat" not in res.out
 
 
 def test_runs_within_one_percent_but_not_identical_get_three_more_baseline_runs_and_the_rank_sum(

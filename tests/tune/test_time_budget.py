@@ -20,7 +20,7 @@ def test_max_time_stops_the_search_when_the_next_trial_would_not_fit_and_still_c
         hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     spec = write_three_knobs(tmp_path, "apart", nap=0.5, trials=40)
     res = hone("tune", spec, "--max-time", "18s", "--no-ablation", "--sampler", "random", "--study", "b",
-               "--json", tmp_path / "r.json")
+               "--fixed-repeats", "--json", tmp_path / "r.json")  # the 6-round confirmation
     assert res.code == 0, res.err + res.out
     doc = json.loads((tmp_path / "r.json").read_text())
     n = doc["trials"]
@@ -65,7 +65,7 @@ def test_the_estimate_is_printed_before_the_search_and_within_a_factor_of_two(ho
 def test_a_tight_budget_cuts_the_confirmation_rounds_and_says_why(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     spec = write_three_knobs(tmp_path, "apart", nap=0.2, trials=40)
     res = hone("tune", spec, "--max-time", "8s", "--confirm", "12", "--no-ablation", "--sampler", "random",
-               "--json", tmp_path / "r.json")
+               "--fixed-repeats", "--json", tmp_path / "r.json")  # the paired confirmation's rounds
     assert res.code == 0, res.err + res.out
     doc = json.loads((tmp_path / "r.json").read_text())
     rounds = doc["confirmations"][0]["comparison"]["n"]

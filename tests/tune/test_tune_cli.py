@@ -192,8 +192,9 @@ def test_sigterm_restores_knobs_and_requeues_the_trial(workload, hone, state_dir
     conf = workload / "app.conf"
     before = conf.read_bytes()
     log = workload / "runs.log"
-    proc = subprocess.Popen([HONE_BIN, "tune", str(spec), "--study", "t"], env=_env(workload, state_dir),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # --fixed-repeats: the baseline is 1 run, not the 3 that show a deterministic benchmark
+    proc = subprocess.Popen([HONE_BIN, "tune", str(spec), "--study", "t", "--fixed-repeats"],
+                            env=_env(workload, state_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
     while time.time() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 3):
         time.sleep(0.05)
@@ -257,7 +258,8 @@ def test_the_gp_chooses_among_several_confirmed_winners(workload, hone, state_di
     # noise-free: the top 3 all beat the baseline (score 93); the GP's posterior mean over the
     # search and the rounds decides, and agrees with the rounds' means here
     spec = write_workload(workload, trials=10)
-    res = hone("tune", spec, "--top-k", "3", "--json", workload / "g.json", "--study", "w")
+    # --fixed-repeats: identical runs would confirm only the best (one run per trial, 1 exact round)
+    res = hone("tune", spec, "--top-k", "3", "--json", workload / "g.json", "--study", "w", "--fixed-repeats")
     assert res.code == 0, res.err + res.out
     doc = json.loads((workload / "g.json").read_text())
     winners = [c for c in doc["confirmations"] if c["comparison"]["verdict"] == "faster"]
@@ -265,7 +267,8 @@ def test_the_gp_chooses_among_several_confirmed_winners(workload, hone, state_di
     best = max(winners, key=lambda c: c["means"]["score"])
     assert doc["recommended"] == best["config"]
     assert "by the GP's posterior mean" in res.out
-    res = hone("tune", spec, "--top-k", "3", "--json", workload / "t.json", "--study", "t", "--sampler", "tpe")
+    res = hone("tune", spec, "--top-k", "3", "--json", workload / "t.json", "--study", "t", "--sampler", "tpe",
+               "--fixed-repeats")
     assert res.code == 0, res.err + res.out
     doc = json.loads((workload / "t.json").read_text())
     assert doc["chosen_by"] == "confirmation mean" and "posterior mean" not in res.out

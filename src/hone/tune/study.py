@@ -289,7 +289,7 @@ def record_trial_noise(study: optuna.Study, baseline: dict[str, Any], objective:
                        repeats: int, trial_runs: int | None = None) -> float | None:
     """The relative sd of one trial's objective value — the largest baseline CV among the scored
     metrics over √trial_runs (a trial is the mean of ``trial_runs`` runs, default ``repeats``;
-    the baseline was measured ``repeats`` times) — stored once in the study
+    the baseline was measured ``repeats`` times, or 3 and more) — stored once in the study
     (:data:`hone.tune.gp.ATTR_NOISE_CV`, read by hone's GP sampler, fleet workers and
     ``--resume`` alike). None when it cannot be known (one repeat, a metric without a CV)."""
     if ATTR_NOISE_CV in study.user_attrs:
@@ -297,7 +297,10 @@ def record_trial_noise(study: optuna.Study, baseline: dict[str, Any], objective:
         return None if stored is None else float(stored)
     cv = baseline_cv(baseline, objective)
     per_trial = repeats if trial_runs is None else trial_runs
-    value = cv / math.sqrt(per_trial) if repeats > 1 and cv is not None else None
+    # A baseline of repeats: 1 that got more runs to show whether they repeat (hone.tune.tuner) has
+    # a noise figure from 3 or more of them; 2 runs that differ say too little (docs/decisions/0100)
+    measured = len(baseline.get("runs", [])) or repeats
+    value = cv / math.sqrt(per_trial) if (repeats > 1 or measured >= 3) and cv is not None else None
     study.set_user_attr(ATTR_NOISE_CV, value)
     return value
 

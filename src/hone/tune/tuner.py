@@ -397,6 +397,13 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 phase("warning", line)
             trial_runs = 1 if one_run else repeats  # what one trial's value is the mean of, mostly
             known = len(baseline.get("runs", []))  # a baseline with a failed run is refused
+            if fresh and known == 1 and settings.identical_confirm and settings.exact_confirm \
+                    and settings.confirm_rounds and exact_runs(settings, 0.0, 1) and _room(runs, 1):
+                # one run says nothing of the noise; two identical ones may show a deterministic
+                # benchmark, confirmed in one run of each instead of 6 rounds (docs/decisions/0100)
+                phase("baseline", "1 run says nothing of the noise: 1 more to see whether the runs repeat")
+                baseline = extend_baseline(study, loaded, configurator, baseline, runs=1, on_run=runs.count)
+                known = len(baseline.get("runs", []))
             identical = _identical(settings, objective, baseline)
             if fresh and not identical and settings.exact_confirm and 1 < known < EXACT_BASELINE_RUNS \
                     and exact_runs(settings, baseline_cv(baseline, objective), 1):
@@ -451,6 +458,10 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 if line and exact_rounds:
                     phase("runs", line)
                 _say_cuts(runs, phase)
+            elif fresh and runs.plan is not None and runs.spent["baseline"] > runs.plan.baseline:
+                line = runs.replan(baseline=runs.spent["baseline"])  # the runs the baseline took to show its noise
+                if line:
+                    phase("runs", line)
             budget = runs.trials_cap(len(finished_trials(study)))  # the study's trials at most
             plan = _plan(settings, study, space, warmup, repeats, one_run=one_run, budget=budget,
                          top_k=runs.confirm_arms - 1 if runs.max_runs is not None else top_k,
@@ -624,6 +635,12 @@ def _confirm_pooled(loaded: LoadedSpec, configurator: Configurator, objective: O
         return confirmation, False
     phase("confirm", f"{drifted}: the paired confirmation instead")
     return confirmation, True
+
+
+def _room(runs: RunBudget, more: int) -> bool:
+    """Do ``more`` baseline runs still leave the run budget a trial and the smallest confirmation?"""
+    left = runs.left()
+    return left is None or runs.plan is None or left - more >= RunBudget.minimum(runs.plan) - runs.plan.baseline
 
 
 def _identical(settings: TuneSettings, objective: Objective, baseline: dict[str, Any],
