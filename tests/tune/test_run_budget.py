@@ -179,6 +179,16 @@ def test_one_noisy_baseline_run_gets_a_second_and_the_plan_counts_it(
     assert optuna.load_study(study_name=doc["study"], storage=doc["storage"]).user_attrs["hone_noise_cv"] is None
 
 
+def test_two_baseline_runs_within_one_percent_that_hone_asked_for_get_no_more(
+        workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, mode="quiet")  # repeats: 1, ±0.1% by turns: never identical
+    res = hone("tune", spec, "--max-runs", "30", "--sampler", "random", "--json", workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    # 2 runs agree within 1% too often by chance to be worth 4 more: the baseline stays at 2
+    assert doc["budget"]["runs_spent"]["baseline"] == 2 and "more to be sure" not in res.out
+
+
 def test_a_budget_without_room_for_a_second_baseline_run_keeps_one(
         hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     log = tmp_path / "runs.log"

@@ -397,13 +397,14 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 phase("warning", line)
             trial_runs = 1 if one_run else repeats  # what one trial's value is the mean of, mostly
             known = len(baseline.get("runs", []))  # a baseline with a failed run is refused
+            probed = False  # a second run of a 1-run baseline, to see whether the runs are identical
             if fresh and known == 1 and settings.identical_confirm and settings.exact_confirm \
                     and settings.confirm_rounds and exact_runs(settings, 0.0, 1) and _room(runs, 1):
                 # one run says nothing of the noise; two identical ones may show a deterministic
                 # benchmark, confirmed in one run of each instead of 6 rounds (docs/decisions/0100)
                 phase("baseline", "1 run says nothing of the noise: 1 more to see whether the runs repeat")
                 baseline = extend_baseline(study, loaded, configurator, baseline, runs=1, on_run=runs.count)
-                known = len(baseline.get("runs", []))
+                known, probed = len(baseline.get("runs", [])), True
             identical = _identical(settings, objective, baseline)
             if fresh and not identical and settings.exact_confirm and 1 < known < EXACT_BASELINE_RUNS \
                     and exact_runs(settings, baseline_cv(baseline, objective), 1):
@@ -412,8 +413,9 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                     baseline = extend_baseline(study, loaded, configurator, baseline,
                                                runs=IDENTICAL_RUNS - known, on_run=runs.count)
                     known, identical = IDENTICAL_RUNS, _identical(settings, objective, baseline)
-                if not identical and exact_runs(settings, baseline_cv(baseline, objective), 1):
+                if not identical and not probed and exact_runs(settings, baseline_cv(baseline, objective), 1):
                     # a few runs agree within 1% by chance now and then: more of them before trusting it
+                    # (not 2 that hone added a run to: they agree so ~16% of the time at 5% noise)
                     phase("baseline", f"its {known} runs repeat within {100 * EXACT_CV:g}%: "
                           f"{EXACT_BASELINE_RUNS - known} more to be sure")
                     baseline = extend_baseline(study, loaded, configurator, baseline,
