@@ -25,8 +25,10 @@ BENCH = textwrap.dedent(
     runs = len(pathlib.Path(os.environ["HONE_TEST_LOG"]).read_text().splitlines())
     if mode in ("noisy", "step") or (mode == "drift" and runs > 6):  # ±5% by turns (drift: after 6 exact runs)
         score *= 1.05 if runs % 2 else 0.95
-    if mode == "quiet":  # ±0.1% by turns: runs that repeat within 1%, never identically
+    if mode == "quiet" or (mode == "lucky" and runs <= 2):  # ±0.1% by turns: within 1%, never identical
         score *= 1.001 if runs % 2 else 0.999
+    if mode == "lucky" and runs > 2:  # the first 2 runs agreed within 1% by chance: ±5% by turns after
+        score *= 1.05 if runs % 2 else 0.95
     if mode == "step" and runs > 3:  # every run after the first 3 (a baseline's) 30% higher
         score *= 1.3
     print(f"score: {score}")

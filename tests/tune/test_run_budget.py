@@ -218,6 +218,41 @@ def test_runs_within_one_percent_but_not_identical_get_three_more_baseline_runs_
     assert _runs(workload / "runs.log") == 30
 
 
+def test_two_runs_within_one_percent_get_a_third_first_and_three_more_only_when_it_agrees(
+        workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, mode="quiet", repeats=2)  # ±0.1% by turns
+    spec.write_text(spec.read_text().replace("trials: 5, ", ""))  # the runs decide
+    res = hone("tune", spec, "--max-runs", "30", "--sampler", "random", "--json", workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    assert "its 2 runs repeat within 1%: 1 more to see whether that holds" in res.out
+    assert "its 3 runs repeat within 1%: 3 more to be sure" in res.out
+    assert doc["budget"]["runs_spent"]["baseline"] == 6 and _runs(workload / "runs.log") <= 30
+    # 2 runs that agreed by chance: the third does not, and the baseline stops at 3 (4 more before)
+    lucky = workload / "lucky"
+    lucky.mkdir()
+    spec = write_workload(lucky, mode="lucky", repeats=2)
+    spec.write_text(spec.read_text().replace("trials: 5, ", ""))
+    res = hone("tune", spec, "--max-runs", "30", "--sampler", "random", "--json", lucky / "r.json",
+               env={"HONE_TEST_LOG": str(lucky / "runs.log")})
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((lucky / "r.json").read_text())
+    assert "its 2 runs repeat within 1%: 1 more to see whether that holds" in res.out
+    assert "more to be sure" not in res.out and doc["budget"]["runs_spent"]["baseline"] == 3
+
+
+def test_runs_within_one_percent_get_no_more_baseline_runs_than_the_budget_has_room_for(
+        workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, mode="quiet", repeats=3)  # ±0.1% by turns
+    spec.write_text(spec.read_text().replace("trials: 5, ", ""))
+    res = hone("tune", spec, "--max-runs", "12", "--sampler", "random", "--json", workload / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    # 3 more would leave no trial and the smallest confirmation: the exact path on the 3 runs
+    assert "more to be sure" not in res.out and doc["budget"]["runs_spent"]["baseline"] == 3
+    assert doc["budget"]["runs_spent"]["search"] >= 1 and _runs(workload / "runs.log") <= 12
+
+
 def test_exact_runs_that_stop_repeating_fall_back_to_the_paired_confirmation(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
     # the baseline's 3 runs and the first 3 trials' are identical, then every run is ±5% by turns
     spec = write_workload(workload, mode="drift", repeats=3)
