@@ -19,11 +19,12 @@ BENCH = textwrap.dedent(
     if mode == "fail" and x % 3 == 0:
         print("boom", file=sys.stderr)
         sys.exit(1)
-    if mode == "slow":  # HONE_TEST_NAP: another nap, for a test that needs slow runs only for a while
+    if mode in ("slow", "slow-noisy"):  # HONE_TEST_NAP: another nap, for a test that needs slow runs only for a while
         time.sleep(float(os.environ.get("HONE_TEST_NAP", "0.5")))
     score = 0.0 if mode == "zero" else 100.0 + 10 * x - x * x - 4 * (level - 3) ** 2
     runs = len(pathlib.Path(os.environ["HONE_TEST_LOG"]).read_text().splitlines())
-    if mode in ("noisy", "step") or (mode == "drift" and runs > 6):  # ±5% by turns (drift: after 6 exact runs)
+    # ±5% by turns (drift: after 6 exact runs)
+    if mode in ("noisy", "slow-noisy", "step") or (mode == "drift" and runs > 6):
         score *= 1.05 if runs % 2 else 0.95
     if mode == "quiet" or (mode == "lucky" and runs <= 2):  # ±0.1% by turns: within 1%, never identical
         score *= 1.001 if runs % 2 else 0.999

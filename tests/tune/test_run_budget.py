@@ -584,6 +584,30 @@ def test_a_resumed_job_keeps_its_budget_after_kill_9(workload: Path, hone, state
     assert study.user_attrs["hone_open_runs"] is None
 
 
+def test_a_resumed_job_pools_the_interrupted_sessions_baseline_in_its_confirmation(
+        workload: Path, hone, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    log = workload / "runs.log"
+    spec = write_workload(workload, mode="slow-noisy", trials=40, repeats=2)  # ±5% by turns
+    proc = subprocess.Popen([HONE_BIN, "tune", str(spec), "--max-runs", "30", "--study", "job", "--no-ablation"],
+                            env={**os.environ, "HONE_STATE_DIR": str(state_dir), "HONE_TEST_LOG": str(log)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and _runs(log) < 6:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    res = hone("tune", spec, "--resume", "--study", "job", "--max-runs", "30", "--no-ablation",
+               "--json", workload / "r.json", env={"HONE_TEST_NAP": "0"})
+    assert res.code == 0, res.err + res.out
+    # the baseline's 2 runs from before the kill: reused, and pooled as a fresh session would
+    assert "baseline: the interrupted session's (2 runs)" in res.out and "measuring the current" not in res.out
+    assert "the confirmation pools the baseline's runs: the best configuration's 4 new runs against the " \
+           "baseline's 2 + 4" in res.out
+    doc = json.loads((workload / "r.json").read_text())
+    assert doc["budget"]["runs_spent"]["baseline"] == 0 and doc["budget"]["runs_spent"]["confirmation"] == 8
+    assert doc["budget"]["runs_earlier"] + doc["budget"]["runs_total"] <= 30
+
+
 def test_a_plan_made_again_updates_its_cuts_in_place_or_takes_them_back() -> None:
     plan = RunPlan(baseline=3, trial_first=1, confirm_arms=2, confirm_rounds=4, ablation_arms=0, ablation_rounds=6,
                    warmup_rounds=0, trials=5, confirm_min=3)

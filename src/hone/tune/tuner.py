@@ -363,9 +363,10 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 study.set_user_attr(ATTR_OPEN_RUNS, total)
             runs.listener = _note_runs
         if settings.resume:
-            pooled_rounds = _begin_runs(runs, settings, space, warmup, repeats, one_run,
-                                        fresh=not study.user_attrs.get(ATTR_BASELINE),
-                                        done=len(finished_trials(study)), phase=phase, poolable=poolable)
+            stored = study.user_attrs.get(ATTR_BASELINE)
+            pooled_rounds = _begin_runs(runs, settings, space, warmup, repeats, one_run, fresh=not stored,
+                                        done=len(finished_trials(study)), phase=phase, poolable=poolable,
+                                        stored=len((stored or {}).get("runs", [])))
             restored = _restore_leftovers(study, journal)
             if restored:
                 phase("resume", f"restored knobs left changed by the killed session: {', '.join(restored)}")
@@ -388,8 +389,9 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         unchanged: list[str] = []
         not_ablated: str | None = None
         try:
-            phase("baseline", f"measuring the current configuration {repeats}× (noise estimate)")
             fresh, mark = not study.user_attrs.get(ATTR_BASELINE), clock.elapsed()
+            phase("baseline", f"measuring the current configuration {repeats}× (noise estimate)" if fresh else
+                  f"the interrupted session's ({len(study.user_attrs[ATTR_BASELINE].get('runs', []))} runs)")
             baseline = ensure_baseline(study, loaded, configurator, repeats=repeats, warmup=warmup, on_run=runs.count)
             clock.note_baseline(baseline, clock.elapsed() - mark if fresh else None, warmup)
             objective.baseline = {k: float(v) for k, v in baseline["means"].items()}
@@ -704,10 +706,11 @@ def _asked(settings: TuneSettings) -> int:
 
 def _begin_runs(runs: RunBudget, settings: TuneSettings, space: SearchSpace, warmup: int, repeats: int,
                 one_run: bool, *, fresh: bool, done: int, phase: Callable[[str, str], None],
-                poolable: bool = False) -> int:
+                poolable: bool = False, stored: int = 0) -> int:
     """Plan the run budget (a HoneError when it is too small) and say the plan. Returns the
     pooled confirmation's rounds, 0 for the paired one: pooled when the budget leaves room for one
-    candidate only, the baseline is measured now, 2 runs or more, and ``poolable`` (one objective)."""
+    candidate only, the baseline has 2 runs or more (measured now, or ``stored`` by the
+    interrupted session a ``--resume`` continues), and ``poolable`` (one objective)."""
     confirm = settings.confirm_rounds > 0
     knobs = len(space.distributions)
     plan = RunPlan(
@@ -718,15 +721,17 @@ def _begin_runs(runs: RunBudget, settings: TuneSettings, space: SearchSpace, war
         ablation_rounds=max(settings.ablation_rounds or settings.confirm_rounds, MIN_ROUNDS),
         warmup_rounds=min(1, warmup), trials=max(0, settings.trials - done))
     pooled = False
-    if settings.pooled_confirm and poolable and confirm and fresh and repeats >= 2 and settings.max_runs is not None:
+    pool = repeats if fresh else stored  # the baseline's runs the confirmation would pool
+    if settings.pooled_confirm and poolable and confirm and pool >= 2 and settings.max_runs is not None:
         probe = RunBudget(settings.max_runs, share=settings.confirm_share)
+        probe.earlier = runs.earlier
         try:
             probe.begin(plan)
             pooled = probe.confirm_arms == 2
         except HoneError:
             pooled = True  # not even the paired confirmation of one candidate fits
         if pooled:  # the fewest rounds its test needs, one more (the paired test's power) when the share allows
-            fewest = rounds_for_alpha(repeats, POOLED_ALPHA)
+            fewest = rounds_for_alpha(pool, POOLED_ALPHA)
             plan = dataclasses.replace(plan, confirm_arms=2, confirm_min=fewest,
                                        confirm_rounds=max(fewest, _asked(settings) or settings.pooled_rounds
                                                           or fewest + 1))
@@ -740,7 +745,7 @@ def _begin_runs(runs: RunBudget, settings: TuneSettings, space: SearchSpace, war
     if pooled:
         k = runs.confirm_rounds
         phase("runs", f"the confirmation pools the baseline's runs: the best configuration's {k} new runs "
-              f"against the baseline's {repeats} + {k} in a rank-sum test (p < {POOLED_ALPHA:g}); the paired "
+              f"against the baseline's {pool} + {k} in a rank-sum test (p < {POOLED_ALPHA:g}); the paired "
               f"one ({MIN_ROUNDS} rounds) instead if the baseline drifts and the runs left allow it, else the "
               f"candidate's runs against the baseline's beside them only (p < {ALPHA:g})")
     return runs.confirm_rounds if pooled else 0
