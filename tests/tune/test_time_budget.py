@@ -79,6 +79,37 @@ def test_a_tight_budget_cuts_the_confirmation_rounds_and_says_why(hone, tmp_path
     assert doc["finished"] - doc["started"] <= 8 * 1.2, res.out[-1500:]
 
 
+def test_a_budget_too_short_for_the_ablation_keeps_the_search_its_half_and_says_why(
+        hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    spec = write_three_knobs(tmp_path, "apart", nap=0.2, trials=40)
+    # ±5% by turns: the ablation is 6 rounds × 7 arms (~10 s), more than the 12 s leave the search
+    env = {"HONE_TEST_STEADY": "0", "HONE_TEST_LOG": str(tmp_path / "runs.log")}
+    res = hone("tune", spec, "--max-time", "12s", "--sampler", "random", "--json", tmp_path / "r.json", env=env)
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert "budget: no time kept for the ablation: with the confirmation, even 6 rounds would take ~" in res.out
+    assert "ablation only if the time left allows" in res.out
+    # the search ran (every one of the 8 configurations, or as many as fit), the best was confirmed
+    assert doc["trials"] >= 5 and doc["confirmations"] and doc["verdict"] == "faster", res.out[-2000:]
+    assert doc["ablation"] is None and "ablation skipped: even 6 rounds take ~" in res.out
+    assert doc["not_ablated"].startswith("which of its 3 changes carry the gain was not measured: the ablation "
+                                         "needs ~") and "--max-time left" in doc["not_ablated"]
+    assert doc["finished"] - doc["started"] <= 12 * 1.2, res.out[-1500:]
+
+
+def test_a_budget_too_short_to_confirm_every_candidate_confirms_one(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    spec = write_three_knobs(tmp_path, "apart", nap=0.5, trials=40)
+    env = {"HONE_TEST_STEADY": "0", "HONE_TEST_LOG": str(tmp_path / "runs.log")}
+    # 2 candidates: 6 rounds × 3 arms (~10 s) are more than half the ~17 s left after the baseline
+    res = hone("tune", spec, "--max-time", "18s", "--top-k", "2", "--no-ablation", "--sampler", "random",
+               "--json", tmp_path / "r.json", env=env)
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert "budget: the confirmation: 1 candidate instead of 2 (at 6 rounds: ~" in res.out
+    assert doc["trials"] >= 3 and len(doc["confirmations"]) == 1, res.out[-2000:]
+    assert doc["finished"] - doc["started"] <= 18 * 1.2, res.out[-1500:]
+
+
 @pytest.mark.parametrize("value", ["-5m", "abc", "0", "5 m"])
 def test_a_bad_max_time_is_one_line_and_exit_2(hone, tmp_path: Path, state_dir: Path, value: str) -> None:  # type: ignore[no-untyped-def]
     spec = write_three_knobs(tmp_path, "apart")

@@ -13,8 +13,10 @@ With a budget, the search stops before a trial that would not fit, keeping time 
 confirmation and the ablation at the cost per run measured so far (the trials' own, ask and
 tell included). Their rounds are planned to take at most half of the time left after the
 baseline (the planned rounds when they fit; never fewer than the minimum the paired tests
-need for p < 0.05), and each is fitted again to what is really left before it starts. Every
-cut is a line of the output and of the result.
+need for p < 0.05), and each is fitted again to what is really left before it starts. When even
+their fewest rounds take more than half, the search keeps its half by giving up, in turn, the
+ablation's time (it runs only if the time left allows, as under ``--max-runs``) and all but one
+candidate of the confirmation. Every cut is a line of the output and of the result.
 """
 
 from __future__ import annotations
@@ -85,6 +87,9 @@ class TimeBudget:
         self.trial_times: list[float] = []
         self._last: float | None = None
         self._ablation_cap = 0
+        self.ablation_reserved = True  # False: the ablation runs only if the time left allows
+        self.confirm_arms = 0  # the confirmation's arms the time allows (the plan's, or 2: one candidate)
+        self.ablation_skipped: tuple[float, float] | None = None  # (seconds it needs, seconds left)
         self._post_runs = 0  # the confirmation's and the ablation's runs, as estimated
         self._stated: tuple[float, int] = (math.nan, 0)  # the cost per run last stated, and trials then
         self.stopped: str | None = None
@@ -125,6 +130,7 @@ class TimeBudget:
         self.plan = plan
         self.baseline_per_run = self.per_run
         self.cap = max(plan.confirm_rounds, plan.ablation_rounds)
+        self.confirm_arms = plan.confirm_arms
         if not math.isfinite(self.per_run):
             return "no estimate: the baseline's run time is unknown"
         t_trial = self.per_run * plan.runs_per_trial / max(1, plan.workers)
@@ -148,9 +154,13 @@ class TimeBudget:
                  f"run{'s' if plan.runs_per_trial != 1 else ''}"
                  + (f" on {plan.workers} workers" if plan.workers > 1 else "")]
         if plan.confirm_arms:
-            parts.append(f"confirmation {plan.confirm_runs(min(plan.confirm_rounds, self.cap))} runs")
+            parts.append(f"confirmation {plan.confirm_runs(min(plan.confirm_rounds, self.cap), self.confirm_arms)}"
+                         " runs")
         ablation = min(plan.ablation_runs(min(plan.ablation_rounds, self.cap)), ablation_most)
-        if plan.ablation_arms and ablation:
+        if plan.ablation_arms and not self.ablation_reserved:
+            parts.append("ablation only if the time left allows")
+            self.ablation_s = 0.0
+        elif plan.ablation_arms and ablation:
             parts.append(f"ablation ≤ {ablation} runs")
         parts.append(f"~{format_duration(self.per_run)} a run")
         line = (f"~{format_duration(self.estimate_s)} ({', '.join(parts)}), done by "
@@ -169,11 +179,28 @@ class TimeBudget:
 
     def _plan_cap(self) -> None:
         """The most rounds that keep the confirmation and the ablation within half of the
-        time left (at least the minimum; the planned rounds when they fit)."""
+        time left (at least the minimum; the planned rounds when they fit). When even the
+        minimum does not fit, the ablation is not reserved, then the confirmation keeps one
+        candidate: the search keeps its half (a 3-minute budget of 3-second runs once ran no
+        trial at all, its time held for a worst-case ablation)."""
         plan = self.plan
         assert plan is not None
         half = self.left() / 2
         top = max(plan.confirm_rounds, plan.ablation_rounds)
+        first = self._reserve(self.per_run, MIN_ROUNDS)
+        if first > half and plan.ablation_arms:
+            self.ablation_reserved = False
+            self.cuts.append(f"no time kept for the ablation: with the confirmation, even {MIN_ROUNDS} rounds "
+                             f"would take ~{format_duration(first)} of the {format_duration(self.left())} --max-time "
+                             "leaves after the baseline (the search keeps at least half); it runs if the time "
+                             "left allows")
+        single = self._reserve(self.per_run, MIN_ROUNDS)
+        if single > half and self.confirm_arms > 2:
+            self.confirm_arms = 2
+            self.cuts.append(f"the confirmation: 1 candidate instead of {plan.confirm_arms - 1} (at {MIN_ROUNDS} "
+                             f"rounds: ~{format_duration(single)} of the {format_duration(self.left())} --max-time "
+                             "leaves after the baseline; the search keeps at least half)")
+        top = max(plan.confirm_rounds, plan.ablation_rounds if self.ablation_reserved else 0)
         for cap in range(top, MIN_ROUNDS - 1, -1):
             self.cap = cap
             if self._reserve(self.per_run) <= half:
@@ -188,7 +215,9 @@ class TimeBudget:
         plan = self.plan
         assert plan is not None
         cap = self.cap if cap is None else cap
-        runs = plan.confirm_runs(min(plan.confirm_rounds, cap)) + plan.ablation_runs(min(plan.ablation_rounds, cap))
+        runs = plan.confirm_runs(min(plan.confirm_rounds, cap), self.confirm_arms or plan.confirm_arms)
+        if self.ablation_reserved:
+            runs += plan.ablation_runs(min(plan.ablation_rounds, cap))
         return runs * per_run
 
     def stop_search(self) -> bool:
@@ -253,6 +282,8 @@ class TimeBudget:
             self._ablation_cap = plan.ablation_rounds if plan else 0
             return planned
         c_top, a_top = min(planned, self.cap), min(plan.ablation_rounds, self.cap)
+        if not self.ablation_reserved:  # it takes what the confirmation leaves, if that is enough
+            ablation_arms = 0
         left = self.left()
         for s in range(max(c_top, a_top), MIN_ROUNDS - 1, -1):
             c, a = min(c_top, s), min(a_top, s)
@@ -268,7 +299,8 @@ class TimeBudget:
 
     def ablation_rounds(self, planned: int, arms: int, least: int = MIN_ROUNDS) -> int:
         """The ablation's rounds for ``arms`` leave-one-out arms, fitted like the confirmation's
-        (``least``: the fewest, 1 for runs that repeat identically)."""
+        (``least``: the fewest, 1 for runs that repeat identically); 0 when it was not kept time
+        for and even ``least`` rounds do not fit (:attr:`ablation_skipped` says why)."""
         plan = self.plan
         planned = max(planned, least)
         if self.max_s is None or plan is None or not math.isfinite(self.per_run):
@@ -279,6 +311,11 @@ class TimeBudget:
             need = plan.ablation_runs(a, arms) * self.per_run
             if need <= left:
                 break
+        if need > left and not self.ablation_reserved:
+            self.ablation_skipped = (need, max(0.0, left))
+            self.cuts.append(f"ablation skipped: even {least} round{'s' if least != 1 else ''} take "
+                             f"~{format_duration(need)}, --max-time leaves {format_duration(max(0.0, left))}")
+            return 0
         if a < top:
             self.cuts.append(f"ablation: {a} round{'s' if a != 1 else ''} instead of {top} ({self._why(left, need)})")
         elif need > left:
@@ -288,7 +325,7 @@ class TimeBudget:
 
     def _after(self) -> str:
         """What the search keeps time for, in words."""
-        ablation = self.plan is not None and self.plan.ablation_arms > 0
+        ablation = self.plan is not None and self.plan.ablation_arms > 0 and self.ablation_reserved
         return "the confirmation and the ablation" if ablation else "the confirmation"
 
     def _why(self, left: float, need: float) -> str:

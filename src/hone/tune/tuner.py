@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import optuna
 from optuna.trial import TrialState
 
+from hone.core.durations import format_duration
 from hone.core.errors import HoneError
 from hone.core.metrics import of_run
 from hone.core.paths import default_storage_url, numbered
@@ -516,6 +517,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                     phase("budget", f"search stopped after {len(finished_trials(study)) - plan.done} of "
                           f"{budget - plan.done} trials: {why}")
             top_k = min(top_k, runs.confirm_arms - 1) if runs.max_runs is not None else top_k
+            top_k = min(top_k, clock.confirm_arms - 1) if clock.confirm_arms else top_k  # --max-time's
             candidates = pick_candidates(study, objective, max(1, top_k),
                                          model=sampler if isinstance(sampler, HoneGPSampler) else None)
             confirmations: list[Confirmation] = []
@@ -572,6 +574,11 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                     not_ablated = (f"which of its {len(changed)} changes carry the gain was not measured: the "
                                    f"ablation needs up to {need} runs (by importance, at least {least}), "
                                    f"--max-runs left {left}")
+                elif ablation is None and clock.ablation_skipped and len(changed) >= 2:
+                    need_s, left_s = clock.ablation_skipped
+                    not_ablated = (f"which of its {len(changed)} changes carry the gain was not measured: the "
+                                   f"ablation needs ~{format_duration(need_s)}, --max-time left "
+                                   f"{format_duration(left_s)}")
             if settings.apply_best and winner is not None:
                 # Only the changes: apply() puts every other resource at its starting state.
                 configurator.apply({k: v for k, v in winner.candidate.config.items() if k in changed})
@@ -804,6 +811,8 @@ def _ablate_winner(loaded: LoadedSpec, configurator: Configurator, objective: Ob
         # --max-time: timed as leave-one-out of arms − 1 (+ 3) arms, one more than it runs when arms = 1
         rounds = min(rounds, clock.ablation_rounds(rounds, max(1, arms - 1), least=least))
         _say_cuts(clock, phase)
+        if not rounds:
+            return None
         phase("ablation", f"which of the winner's {len(changed)} changes hold its gain: the winner pruned to its most "
               f"important changes by the knob importances, against the baseline and the winner, interleaved{exactly}")
         return ablate_by_importance(loaded, configurator, objective, winner, baseline.get("config", {}),
@@ -813,6 +822,8 @@ def _ablate_winner(loaded: LoadedSpec, configurator: Configurator, objective: Ob
     _say_cuts(runs, phase)
     rounds = min(fit, clock.ablation_rounds(asked, len(changed) + 1, least=least))
     _say_cuts(clock, phase)
+    if not rounds:
+        return None
     phase("ablation", f"which of the winner's {len(changed)} changes hold its gain: the winner vs the winner with"
           f" each change undone, interleaved{exactly}")
     return ablate(loaded, configurator, objective, winner, baseline.get("config", {}), rounds=rounds, warmup=warmup,
