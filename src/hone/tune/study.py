@@ -285,6 +285,11 @@ def baseline_cv(baseline: dict[str, Any], objective: Objective) -> float | None:
     return max(known) if known and len(known) == len(cvs) else None
 
 
+#: The fewest baseline runs whose CV is a noise figure when the spec asked for 1 (a CV of 2 runs
+#: has one degree of freedom: docs/decisions/0100).
+NOISE_RUNS = 3
+
+
 def record_trial_noise(study: optuna.Study, baseline: dict[str, Any], objective: Objective,
                        repeats: int, trial_runs: int | None = None) -> float | None:
     """The relative sd of one trial's objective value — the largest baseline CV among the scored
@@ -300,7 +305,7 @@ def record_trial_noise(study: optuna.Study, baseline: dict[str, Any], objective:
     # A baseline of repeats: 1 that got more runs to show whether they repeat (hone.tune.tuner) has
     # a noise figure from 3 or more of them; 2 runs that differ say too little (docs/decisions/0100)
     measured = len(baseline.get("runs", [])) or repeats
-    value = cv / math.sqrt(per_trial) if (repeats > 1 or measured >= 3) and cv is not None else None
+    value = cv / math.sqrt(per_trial) if (repeats > 1 or measured >= NOISE_RUNS) and cv is not None else None
     study.set_user_attr(ATTR_NOISE_CV, value)
     return value
 
