@@ -589,7 +589,8 @@ def test_a_resumed_job_pools_the_interrupted_sessions_baseline_in_its_confirmati
     log = workload / "runs.log"
     spec = write_workload(workload, mode="slow-noisy", trials=40, repeats=2)  # ±5% by turns
     proc = subprocess.Popen([HONE_BIN, "tune", str(spec), "--max-runs", "30", "--study", "job", "--no-ablation"],
-                            env={**os.environ, "HONE_STATE_DIR": str(state_dir), "HONE_TEST_LOG": str(log)},
+                            env={**os.environ, "HONE_STATE_DIR": str(state_dir), "HONE_TEST_LOG": str(log),
+                                 "HONE_TEST_NAP": "0.2"},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 60
     while time.time() < deadline and _runs(log) < 6:
