@@ -38,7 +38,7 @@ def test_max_time_stops_the_search_when_the_next_trial_would_not_fit_and_still_c
     expected = math.floor((doc["started"] + 18 - first) / per_trial) - 12
     assert abs(n - expected) <= 1, (n, expected, per_trial, res.out[-1500:])
     # the budget held, confirmation included, within a fifth (runs a loaded machine slows after the plan)
-    assert doc["finished"] - doc["started"] <= 9 * 1.2, res.out[-1500:]
+    assert doc["finished"] - doc["started"] <= 18 * 1.2, res.out[-1500:]
     budget = doc["budget"]
     assert budget["max_time_s"] == 18 and budget["trials_run"] == n and budget["planned_trials"] == 40
     assert budget["search_stopped"] and budget["spent_s"] <= 18 * 1.2
