@@ -47,7 +47,7 @@ EXAMPLES = {
                           ("-T", "1"), ("-t", "200"), ("synchronous_commit", "commit_delay"),
                           ("synchronous_commit", "off"),
                           ("/usr/lib/postgresql/15/bin/postgres", "pgbench")),
-    "redis": Example("redis", "25379", "build/examples/redis/redis.conf", "redis.conf", ("-n", "5000"), None,
+    "redis": Example("redis", "25379", "build/examples/redis/redis.conf", "redis.conf", ("-n", "2000"), None,
                      ("appendfsync", "io_threads"), ("appendfsync", "everysec"),
                      ("redis-server", "redis-cli", "redis-benchmark")),
     "nginx": Example("nginx", "28080", "build/examples/nginx/nginx.conf", "nginx.conf", ("-d", "1s"), None,
