@@ -13,7 +13,7 @@ import optuna
 import pytest
 
 from hone.core.durations import format_duration
-from tests.tune.conftest import write_three_knobs
+from tests.tune.conftest import write_three_knobs, write_workload
 
 
 def test_max_time_stops_the_search_when_the_next_trial_would_not_fit_and_still_confirms(
@@ -108,6 +108,24 @@ def test_a_budget_too_short_to_confirm_every_candidate_confirms_one(hone, tmp_pa
     assert "budget: the confirmation: 1 candidate instead of 2 (at 6 rounds: ~" in res.out
     assert doc["trials"] >= 3 and len(doc["confirmations"]) == 1, res.out[-2000:]
     assert doc["finished"] - doc["started"] <= 9 * 1.2, res.out[-1500:]
+
+
+def test_a_time_budget_runs_each_trial_once_unless_fixed_repeats_are_asked_for(
+        workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    spec = write_workload(workload, mode="noisy", repeats=2, trials=3)  # ±5% by turns
+    log = workload / "runs.log"
+    res = hone("tune", spec, "--max-time", "1h", "--no-ablation", "--sampler", "random", "--study", "one")
+    assert res.code == 0, res.err + res.out
+    assert "3 trials, sampler random; one run each (the model weighs the noise)" in res.out
+    assert "(3 trials × 1 run," in res.out
+    # the baseline's 2 runs, 3 trials of 1 run, 6 paired rounds of the best and the baseline
+    assert len(log.read_text().splitlines()) == 2 + 3 + 12
+    log.unlink()
+    res = hone("tune", spec, "--max-time", "1h", "--no-ablation", "--sampler", "random", "--study", "fixed",
+               "--fixed-repeats")
+    assert res.code == 0, res.err + res.out
+    assert "one run each" not in res.out and "(3 trials × 2 runs," in res.out
+    assert len(log.read_text().splitlines()) == 2 + 3 * 2 + 12
 
 
 @pytest.mark.parametrize("value", ["-5m", "abc", "0", "5 m"])

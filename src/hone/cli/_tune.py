@@ -94,8 +94,8 @@ def _pct_vs_baseline(result_means: dict[str, float], baseline: dict[str, float],
               help="Benchmark runs for the whole session, every run counted: baseline, trials, confirmation, "
                    "ablation (default: tune.max_runs; A-Tune's iterations). Refused when too small to confirm.")
 @click.option("--one-run/--fixed-repeats", "one_run", default=None,
-              help="One run per trial, the model weighing the noise (default with --max-runs), or --repeats runs "
-                   "for every trial (the default without).")
+              help="One run per trial, the model weighing the noise (default with --max-runs or --max-time), or "
+                   "--repeats runs for every trial (the default without).")
 @click.option("--start", "start", multiple=True, metavar="NAME=VALUE",
               help="A configuration to measure first, before the sampler's (repeatable: one knob each; the "
                    "others at their current values); after the spec's tune.start ones.")

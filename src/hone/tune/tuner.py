@@ -319,8 +319,9 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     seed = settings.seed
     repeats = settings.repeats or spec.benchmark.repeats
     warmup = spec.benchmark.warmup if settings.warmup is None else settings.warmup
-    one_run = (settings.max_runs is not None if settings.one_run is None else settings.one_run) \
-        and objective.mode != "pareto"
+    # a budget of runs or of time: a second run of a trial costs a new configuration (docs/decisions/0040, 0103)
+    budgeted = settings.max_runs is not None or settings.max_time is not None
+    one_run = (budgeted if settings.one_run is None else settings.one_run) and objective.mode != "pareto"
     # --max-runs: planned, and a too small one refused, before anything runs
     runs = RunBudget(settings.max_runs, settings.max_runs_source, share=settings.confirm_share)
     poolable = objective.mode != "pareto"
