@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import optuna
 import pytest
 
 from hone.core.durations import format_duration
+from tests.conftest import HONE_BIN
 from tests.tune.conftest import write_three_knobs, write_workload
 
 
@@ -126,6 +131,38 @@ def test_a_time_budget_runs_each_trial_once_unless_fixed_repeats_are_asked_for(
     assert res.code == 0, res.err + res.out
     assert "one run each" not in res.out and "(3 trials × 2 runs," in res.out
     assert len(log.read_text().splitlines()) == 2 + 3 * 2 + 12
+
+
+def test_a_resumed_job_has_what_the_killed_session_left_of_its_time(
+        hone, tmp_path: Path, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    spec = write_three_knobs(tmp_path, "apart", nap=0.15, trials=40)
+    log = tmp_path / "runs.log"
+    env = {**os.environ, "HONE_STATE_DIR": str(state_dir), "HONE_TEST_LOG": str(log), "HONE_TEST_STEADY": "0"}
+    proc = subprocess.Popen([HONE_BIN, "tune", str(spec), "--max-time", "12s", "--study", "job", "--no-ablation",
+                             "--sampler", "random"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 4):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    study = optuna.load_study(study_name="job", storage=f"sqlite:///{state_dir / 'studies.db'}")
+    earlier = study.user_attrs["hone_open_time"]
+    assert 3 * 0.15 <= earlier <= 12  # 4 runs of 0.15 s or more, to the last one
+    # less than it spent: refused, nothing runs
+    before = len(log.read_text().splitlines())
+    res = hone("tune", spec, "--resume", "--study", "job", "--max-time", "1s", "--no-ablation")
+    assert res.code == 2 and len(log.read_text().splitlines()) == before
+    assert "the interrupted session spent" in res.err and "nothing is left" in res.err, res.err
+    res = hone("tune", spec, "--resume", "--study", "job", "--max-time", "12s", "--no-ablation",
+               "--sampler", "random", "--json", tmp_path / "r.json", env={"HONE_TEST_STEADY": "0"})
+    assert res.code == 0, res.err + res.out
+    assert f"({format_duration(earlier)} of it spent by the interrupted session)" in res.out
+    budget = json.loads((tmp_path / "r.json").read_text())["budget"]
+    assert budget["spent_earlier_s"] == pytest.approx(earlier)
+    assert earlier + budget["spent_s"] <= 12 * 1.2  # the job's 12 s, not 12 more
+    study = optuna.load_study(study_name="job", storage=f"sqlite:///{state_dir / 'studies.db'}")
+    assert study.user_attrs["hone_open_time"] is None  # finished: a later --resume is a new budget
 
 
 @pytest.mark.parametrize("value", ["-5m", "abc", "0", "5 m"])

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hone.core.durations import format_duration
+from hone.core.errors import HoneError
 from hone.stats.paired import min_rounds_for_alpha
 
 MIN_ROUNDS = min_rounds_for_alpha(0.05)
@@ -95,12 +96,22 @@ class TimeBudget:
         self.stopped: str | None = None
         self.cuts: list[str] = []
         self._said = 0
+        self.earlier_s = 0.0  # seconds an interrupted session of the same job spent (``--resume``)
 
     def elapsed(self) -> float:
         return self.clock() - self.start
 
     def left(self) -> float:
-        return math.inf if self.max_s is None else self.max_s - self.elapsed()
+        return math.inf if self.max_s is None else self.max_s - self.earlier_s - self.elapsed()
+
+    def resume(self, earlier_s: float) -> None:
+        """A ``--resume`` continues the job's budget: ``earlier_s`` seconds were spent by the
+        interrupted session (to its last run). Raises HoneError when nothing is left."""
+        self.earlier_s = max(0.0, earlier_s)
+        if self.max_s is not None and self.left() <= 0:
+            raise HoneError(f"--max-time {format_duration(self.max_s)}: the interrupted session spent "
+                            f"{format_duration(self.earlier_s)} of it: nothing is left",
+                            hint=f"allow more than {format_duration(self.earlier_s)} (the whole job's time)")
 
     def note_runs(self, seconds: float, runs: int) -> None:
         """A measured block: ``runs`` benchmark runs took ``seconds`` in all."""
@@ -175,6 +186,8 @@ class TimeBudget:
                          "next one would not")
             else:
                 line += f"; within --max-time {format_duration(self.max_s)}"
+            if self.earlier_s:
+                line += f" ({format_duration(self.earlier_s)} of it spent by the interrupted session)"
         return line
 
     def _plan_cap(self) -> None:
@@ -343,6 +356,6 @@ class TimeBudget:
         return {"max_time_s": self.max_s, "estimate_s": num(self.estimate_s),
                 "full_estimate_s": num(self.full_estimate_s), "ablation_estimate_s": num(self.ablation_s),
                 "expected_trials": self.expected_trials,
-                "per_run_s": num(self.baseline_per_run), "spent_s": self.elapsed(),
+                "per_run_s": num(self.baseline_per_run), "spent_s": self.elapsed(), "spent_earlier_s": self.earlier_s,
                 "planned_trials": self.plan.trials if self.plan else None, "trials_run": trials_total - done,
                 "search_stopped": self.stopped, "cuts": list(self.cuts)}

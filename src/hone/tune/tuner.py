@@ -96,6 +96,8 @@ TUNE_FORMAT = "hone-tune/2"
 NEVER_REPEATS = ("auto", "gp")
 #: Study attr: the benchmark runs of a job under --max-runs that has not finished (None once it has).
 ATTR_OPEN_RUNS = "hone_open_runs"
+#: Study attr: the seconds a job under --max-time has spent, at its last run (None once it has finished).
+ATTR_OPEN_TIME = "hone_open_time"
 #: Baseline runs that must all repeat within EXACT_CV before hone trusts it (3 agree by chance
 #: ~4% of the time at 5% noise, 6 about 0.1%); the exact confirmation pools them.
 EXACT_BASELINE_RUNS = 6
@@ -360,9 +362,14 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         if settings.resume and settings.max_runs is not None:
             open_runs = study.user_attrs.get(ATTR_OPEN_RUNS)
             runs.earlier = int(open_runs or 0)  # the job's budget continues
-        if settings.max_runs is not None:
+        if settings.resume and settings.max_time is not None:
+            clock.resume(float(study.user_attrs.get(ATTR_OPEN_TIME) or 0.0))  # the job's time too
+        if settings.max_runs is not None or settings.max_time is not None:
             def _note_runs(total: int) -> None:  # what a --resume after a kill must count
-                study.set_user_attr(ATTR_OPEN_RUNS, total)
+                if settings.max_runs is not None:
+                    study.set_user_attr(ATTR_OPEN_RUNS, total)
+                if settings.max_time is not None:
+                    study.set_user_attr(ATTR_OPEN_TIME, clock.earlier_s + clock.elapsed())
             runs.listener = _note_runs
         if settings.resume:
             stored = study.user_attrs.get(ATTR_BASELINE)
@@ -605,6 +612,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     study.set_user_attr("hone_result", _jsonable(result.to_json()))
     if settings.max_runs is not None:
         study.set_user_attr(ATTR_OPEN_RUNS, None)  # the job finished: a later --resume starts a new budget
+    if settings.max_time is not None:
+        study.set_user_attr(ATTR_OPEN_TIME, None)
     return result
 
 
