@@ -3,8 +3,13 @@ knobs of known effects (large, small, none) for the ablation and the time budget
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -112,3 +117,17 @@ def write_three_knobs(tmp: Path, mode: str, *, nap: float = 0.0, trials: int = 8
 def workload(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HONE_TEST_LOG", str(tmp_path / "runs.log"))
     return tmp_path
+
+
+def tune_killed_after(args: list[str], env: Mapping[str, str], log: Path, runs: int) -> None:
+    """Start ``hone tune ARGS`` in a session of its own and SIGKILL it (the whole group) once
+    ``log`` holds ``runs`` benchmark runs: a crash mid-job, for the ``--resume`` tests."""
+    from tests.conftest import HONE_BIN
+
+    proc = subprocess.Popen([HONE_BIN, "tune", *args], env={**os.environ, **env}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and (not log.exists() or len(log.read_text().splitlines()) < runs):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()

@@ -6,11 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
-import signal
-import subprocess
-import time
 from pathlib import Path
 
 import optuna
@@ -22,8 +18,7 @@ from hypothesis import strategies as st
 from hone.core.errors import HoneError
 from hone.spec.atune import load_atune
 from hone.tune.runbudget import MIN_ROUNDS, RunBudget, RunPlan
-from tests.conftest import HONE_BIN
-from tests.tune.conftest import write_three_knobs, write_workload
+from tests.tune.conftest import tune_killed_after, write_three_knobs, write_workload
 
 
 def _runs(log: Path) -> int:
@@ -553,14 +548,8 @@ def test_a_resumed_job_keeps_its_budget_after_kill_9(workload: Path, hone, state
     # the budget is the job's: what the killed session spent is gone from the resumed one's
     log = workload / "runs.log"
     spec = write_workload(workload, mode="slow", trials=40)
-    proc = subprocess.Popen([HONE_BIN, "tune", str(spec), "--max-runs", "30", "--study", "job", "--no-ablation"],
-                            env={**os.environ, "HONE_STATE_DIR": str(state_dir), "HONE_TEST_LOG": str(log)},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 60
-    while time.time() < deadline and _runs(log) < 8:
-        time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    tune_killed_after([str(spec), "--max-runs", "30", "--study", "job", "--no-ablation"],
+                      {"HONE_STATE_DIR": str(state_dir), "HONE_TEST_LOG": str(log)}, log, runs=8)
     study = optuna.load_study(study_name="job", storage=f"sqlite:///{state_dir / 'studies.db'}")
     earlier = study.user_attrs["hone_open_runs"]
     assert _runs(log) - 1 <= earlier <= _runs(log)  # a run the kill cut short is not counted
@@ -588,15 +577,9 @@ def test_a_resumed_job_pools_the_interrupted_sessions_baseline_in_its_confirmati
         workload: Path, hone, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
     log = workload / "runs.log"
     spec = write_workload(workload, mode="slow-noisy", trials=40, repeats=2)  # ±5% by turns
-    proc = subprocess.Popen([HONE_BIN, "tune", str(spec), "--max-runs", "30", "--study", "job", "--no-ablation"],
-                            env={**os.environ, "HONE_STATE_DIR": str(state_dir), "HONE_TEST_LOG": str(log),
-                                 "HONE_TEST_NAP": "0.2"},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 60
-    while time.time() < deadline and _runs(log) < 6:
-        time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    tune_killed_after([str(spec), "--max-runs", "30", "--study", "job", "--no-ablation"],
+                      {"HONE_STATE_DIR": str(state_dir), "HONE_TEST_LOG": str(log), "HONE_TEST_NAP": "0.2"},
+                      log, runs=6)
     res = hone("tune", spec, "--resume", "--study", "job", "--max-runs", "30", "--no-ablation",
                "--json", workload / "r.json", env={"HONE_TEST_NAP": "0"})
     assert res.code == 0, res.err + res.out

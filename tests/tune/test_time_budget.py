@@ -6,19 +6,14 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import signal
-import subprocess
-import time
 from pathlib import Path
 
 import optuna
 import pytest
 
 from hone.core.durations import format_duration
-from tests.conftest import HONE_BIN
-from tests.tune.conftest import write_three_knobs, write_workload
+from tests.tune.conftest import tune_killed_after, write_three_knobs, write_workload
 
 
 def test_max_time_stops_the_search_when_the_next_trial_would_not_fit_and_still_confirms(
@@ -127,15 +122,9 @@ def test_a_resumed_job_has_what_the_killed_session_left_of_its_time(
         hone, tmp_path: Path, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
     spec = write_three_knobs(tmp_path, "apart", nap=0.15, trials=40)
     log = tmp_path / "runs.log"
-    env = {**os.environ, "HONE_STATE_DIR": str(state_dir), "HONE_TEST_LOG": str(log), "HONE_TEST_STEADY": "0"}
-    proc = subprocess.Popen([HONE_BIN, "tune", str(spec), "--max-time", "12s", "--study", "job", "--no-ablation",
-                             "--sampler", "random"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    deadline = time.time() + 60
-    while time.time() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 4):
-        time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    env = {"HONE_STATE_DIR": str(state_dir), "HONE_TEST_LOG": str(log), "HONE_TEST_STEADY": "0"}
+    tune_killed_after([str(spec), "--max-time", "12s", "--study", "job", "--no-ablation", "--sampler", "random"],
+                      env, log, runs=4)
     study = optuna.load_study(study_name="job", storage=f"sqlite:///{state_dir / 'studies.db'}")
     earlier = study.user_attrs["hone_open_time"]
     assert 3 * 0.15 <= earlier <= 12  # 4 runs of 0.15 s or more, to the last one

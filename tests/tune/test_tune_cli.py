@@ -19,7 +19,7 @@ from optuna.trial import TrialState
 from hone.tune.study import study_names
 from hone.tune.tuner import default_study_name
 from tests.conftest import HONE_BIN, CliResult
-from tests.tune.conftest import write_workload
+from tests.tune.conftest import tune_killed_after, write_workload
 
 JSON_FIELDS = {"recommended", "baseline", "recommended_metrics", "improvement_pct", "ci_pct", "p_value", "verdict",
                "trials", "failed_trials", "seed", "storage", "study"}
@@ -150,15 +150,8 @@ def test_kill_9_then_resume_loses_and_duplicates_nothing(workload, hone, state_d
     conf = workload / "app.conf"
     before = conf.read_bytes()
     log = workload / "runs.log"
-    proc = subprocess.Popen([HONE_BIN, "tune", str(spec), "--study", "k", "--confirm", "0"],
-                            env=_env(workload, state_dir), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    deadline = time.time() + 60
-    # baseline is run 1; wait until the third trial's benchmark is running
-    while time.time() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 4):
-        time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    # baseline is run 1; killed once the third trial's benchmark is running
+    tune_killed_after([str(spec), "--study", "k", "--confirm", "0"], _env(workload, state_dir), log, runs=4)
     storage = f"sqlite:///{state_dir / 'studies.db'}"
     study = optuna.load_study(study_name="k", storage=storage)
     running = study.get_trials(states=(TrialState.RUNNING,))
