@@ -199,7 +199,6 @@ class TimeBudget:
         plan = self.plan
         assert plan is not None
         half = self.left() / 2
-        top = max(plan.confirm_rounds, plan.ablation_rounds)
         first = self._reserve(self.per_run, MIN_ROUNDS)
         if first > half and plan.ablation_arms:
             self.ablation_reserved = False
@@ -228,7 +227,7 @@ class TimeBudget:
         plan = self.plan
         assert plan is not None
         cap = self.cap if cap is None else cap
-        runs = plan.confirm_runs(min(plan.confirm_rounds, cap), self.confirm_arms or plan.confirm_arms)
+        runs = plan.confirm_runs(min(plan.confirm_rounds, cap), self.confirm_arms)
         if self.ablation_reserved:
             runs += plan.ablation_runs(min(plan.ablation_rounds, cap))
         return runs * per_run

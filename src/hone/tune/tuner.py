@@ -419,20 +419,16 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             identical = _identical(settings, objective, baseline)
             if fresh and not identical and settings.exact_confirm and 1 < known < EXACT_BASELINE_RUNS \
                     and exact_runs(settings, baseline_cv(baseline, objective), 1):
-                if known < IDENTICAL_RUNS and _identical(settings, objective, baseline, least=2) \
-                        and _room(runs, IDENTICAL_RUNS - known):
-                    phase("baseline", f"its {known} runs are identical: {IDENTICAL_RUNS - known} more to be sure")
+                pair = _identical(settings, objective, baseline, least=2)
+                # 2 runs agree within 1% by chance ~16% of the time at 5% noise, 3 ~4%: one more first,
+                # and the rest only when the third agrees too (not 2 that hone added a run to)
+                if known < IDENTICAL_RUNS and (pair or not probed) and _room(runs, IDENTICAL_RUNS - known):
+                    phase("baseline", f"its {known} runs are identical: {IDENTICAL_RUNS - known} more to be sure"
+                          if pair else f"its {known} runs repeat within {100 * EXACT_CV:g}%: 1 more to see whether "
+                          "that holds")
                     baseline = extend_baseline(study, loaded, configurator, baseline,
                                                runs=IDENTICAL_RUNS - known, on_run=runs.count)
                     known, identical = len(baseline.get("runs", [])), _identical(settings, objective, baseline)
-                elif known < IDENTICAL_RUNS and not probed and _room(runs, IDENTICAL_RUNS - known):
-                    # 2 runs agree within 1% by chance ~16% of the time at 5% noise, 3 ~4%: one more
-                    # first, and the rest only when the third agrees too (not 2 that hone added a run to)
-                    phase("baseline", f"its {known} runs repeat within {100 * EXACT_CV:g}%: 1 more to see "
-                          "whether that holds")
-                    baseline = extend_baseline(study, loaded, configurator, baseline,
-                                               runs=IDENTICAL_RUNS - known, on_run=runs.count)
-                    known = len(baseline.get("runs", []))
                 if not identical and not probed and known < EXACT_BASELINE_RUNS \
                         and exact_runs(settings, baseline_cv(baseline, objective), 1) \
                         and _room(runs, EXACT_BASELINE_RUNS - known):

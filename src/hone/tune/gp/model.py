@@ -81,6 +81,33 @@ def observations(trials: Sequence[FrozenTrial], cols: list[Column], *, sign: flo
     at the best y so far — a constant liar: no second worker picks the same point. The fourth
     element is :func:`noise_variance` for a relative sd ``noise_cv``. None without a completed
     feasible trial."""
+    done, bad, running = _partition(trials, cols, feasible=feasible, with_running=with_running, exclude=exclude,
+                                    failed_as_worst=failed_as_worst)
+    if not done:
+        return None
+    raw = np.array([float(t.values[0]) for t in done] + [float(v) for _, v in extra])
+    y = warp_values(raw, sign, warp)
+    lies = [float(y.max()) + 0.5] * len(bad) + [float(y.min())] * len(running)
+    params = [t.params for t in done] + [p for p, _ in extra] + [t.params for t in bad + running]
+    rows = [[c.to_level(p[c.name]) for c in cols] for p in params]
+    return (np.array(rows, dtype=float), np.concatenate([y, np.array(lies)]), len(done) + len(extra),
+            noise_variance(raw, warp, noise_cv))
+
+
+def observed_values(trials: Sequence[FrozenTrial], cols: list[Column], *, feasible: Callable[[FrozenTrial], bool],
+                    exclude: int = -1, extra: Sequence[tuple[dict[str, Any], float]] = ()) -> np.ndarray:
+    """The raw objective values :func:`observations` warps: the completed feasible trials', then
+    the ``extra`` observations'."""
+    done, _, _ = _partition(trials, cols, feasible=feasible, with_running=False, exclude=exclude,
+                            failed_as_worst=False)
+    return np.array([float(t.values[0]) for t in done] + [float(v) for _, v in extra])
+
+
+def _partition(trials: Sequence[FrozenTrial], cols: list[Column], *, feasible: Callable[[FrozenTrial], bool],
+               with_running: bool, exclude: int, failed_as_worst: bool,
+               ) -> tuple[list[FrozenTrial], list[FrozenTrial], list[FrozenTrial]]:
+    """The trials that have every column's knob: completed feasible ones, the bad ones (infeasible,
+    and failed when ``failed_as_worst``, not those the user interrupted), and running ones."""
     done, bad, running = [], [], []
     for t in trials:
         if t.number == exclude or not all(c.name in t.params for c in cols):
@@ -91,15 +118,7 @@ def observations(trials: Sequence[FrozenTrial], cols: list[Column], *, sign: flo
             running.append(t)
         elif t.state == TrialState.FAIL and failed_as_worst and not t.user_attrs.get(ATTR_INTERRUPTED):
             bad.append(t)
-    if not done:
-        return None
-    raw = np.array([float(t.values[0]) for t in done] + [float(v) for _, v in extra])
-    y = warp_values(raw, sign, warp)
-    lies = [float(y.max()) + 0.5] * len(bad) + [float(y.min())] * len(running)
-    params = [t.params for t in done] + [p for p, _ in extra] + [t.params for t in bad + running]
-    rows = [[c.to_level(p[c.name]) for c in cols] for p in params]
-    return (np.array(rows, dtype=float), np.concatenate([y, np.array(lies)]), len(done) + len(extra),
-            noise_variance(raw, warp, noise_cv))
+    return done, bad, running
 
 
 def refit_rows(n: int, settings: GPSettings) -> int:

@@ -28,7 +28,7 @@ from hone.tune.gp.encoding import (
     to_params,
     unmeasured,
 )
-from hone.tune.gp.model import ATTR_INTERRUPTED, Data, GPModel, log_jacobian, observations
+from hone.tune.gp.model import ATTR_INTERRUPTED, Data, GPModel, log_jacobian, observations, observed_values
 from hone.tune.gp.ranking import order_by_model
 from hone.tune.gp.settings import GPSettings
 
@@ -274,10 +274,7 @@ class HoneGPSampler(BaseSampler):
         docs/decisions/0099-log-or-linear-y-by-evidence.md)."""
         log = self._observations(study, trials, cols, with_running=with_running, exclude=exclude,
                                  warp="log-rank", base=base)
-        raw = np.array([float(t.values[0]) for t in trials
-                        if t.state == TrialState.COMPLETE and t.number != exclude and t.values
-                        and math.isfinite(t.values[0]) and self._feasible(t)
-                        and all(c.name in t.params for c in cols)] + ([base[1]] if base else []))
+        raw = observed_values(trials, cols, feasible=self._feasible, exclude=exclude, extra=[base] if base else ())
         if log is None or len(raw) < 3 or not np.all(raw > 0):
             return log
         lin = self._observations(study, trials, cols, with_running=with_running, exclude=exclude,
