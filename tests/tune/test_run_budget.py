@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shlex
 from pathlib import Path
 
 import optuna
@@ -112,6 +113,19 @@ def test_a_winner_the_budget_cannot_ablate_says_so_and_how_to_measure_its_top_ch
     cmp = hone("compare", spec, "--variant", f"alone:{top}={doc['recommended'][top]}", "--rounds", "2",
                "--max-time", "0", "--warmup", "0")
     assert cmp.code == 0, cmp.err + cmp.out
+    # so does the later ablation it names: no new trial, the confirmation again, then the whole ablation
+    again = doc["budget"]["runs_spent"]["confirmation"] + 2
+    later = (f"hone tune {spec} --resume --study {doc['study']} --trials {doc['trials']} --max-runs {42 + again}")
+    assert doc["ablate_later"] == later
+    for out in (res.out, shown.out):
+        assert f"the ablation later, on this study (no new trials): {later}" in " ".join(out.split())
+    assert f"<code>{later}</code>" in page.read_text()
+    res2 = hone(*shlex.split(later)[1:], "--json", tmp_path / "r2.json")
+    assert res2.code == 0, res2.err + res2.out
+    doc2 = json.loads((tmp_path / "r2.json").read_text())
+    assert doc2["trials"] == doc["trials"] and doc2["budget"]["runs_spent"]["search"] == 0
+    assert doc2["ablation"] is not None and doc2["ablation"]["method"] == "leave-one-out", res2.out
+    assert doc2["not_ablated"] is None and doc2["budget"]["runs_total"] <= 42 + again
 
 
 def test_the_spec_budget_stops_the_search_exactly_with_failing_runs_counted(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
@@ -646,3 +660,4 @@ def test_an_exact_ablation_is_never_reserved_and_fits_one_round_in_what_is_left(
     assert budget.cuts[-1] == "ablation skipped: even 1 round needs up to 7 runs, --max-runs leaves 4"
     assert budget.pruned(1, 2, least=1) == (1, 2)  # the baseline, the winner and 2 arms: 4 runs
     assert budget.cuts[-1].endswith("the baseline, the winner and 2 pruned configurations, 1 round (4 runs)")
+

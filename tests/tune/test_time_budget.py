@@ -97,6 +97,11 @@ def test_a_budget_too_short_for_the_ablation_runs_the_search_and_says_what_the_a
         assert "ablation skipped: even 6 rounds take ~" in res.out
         assert doc["not_ablated"].startswith("which of its 2 changes carry the gain was not measured: the "
                                              "ablation needs ~") and "--max-time left" in doc["not_ablated"]
+        # and how to pay for it later: the study's trials as the cap, the ablation's time and more
+        assert re.fullmatch(rf"hone tune {re.escape(str(spec))} --resume --study {doc['study']} --trials "
+                            rf"{doc['trials']} --max-time [1-9][0-9]*m", doc["ablate_later"]), doc["ablate_later"]
+    else:
+        assert doc["ablate_later"] is None
     assert doc["finished"] - doc["started"] <= 10 * 1.2, res.out[-1500:]
 
 
@@ -288,3 +293,62 @@ def test_the_time_budget_gives_up_the_ablation_then_all_but_one_candidate_before
     assert clock.cuts[-1] == "ablation skipped: even 6 rounds take ~42s, --max-time leaves 32s"
     # the search goes on while a trial and the 12 runs kept for the confirmation fit
     assert not clock.stop_search()
+
+
+def test_a_time_budget_that_confirms_one_candidate_pools_the_baselines_runs(
+        workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+    # top_k 1 and 2 baseline runs: the confirmation is the best's 5 runs against the baseline's 2 + 5
+    # (a rank-sum test needs 4 rounds after 2 runs, one more for power), as under --max-runs, not 6 paired rounds
+    spec = write_workload(workload, mode="noisy", repeats=2, trials=3)  # ±5% by turns
+    log = workload / "runs.log"
+    res = hone("tune", spec, "--max-time", "1h", "--sampler", "random", "--no-ablation", "--json", workload / "r.json",
+               env={"HONE_TEST_LOG": str(log)})
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    assert "the confirmation pools the baseline's runs: the best configuration's 5 new runs against the " \
+           "baseline's 2 + 5" in " ".join(res.out.split()), res.out
+    assert "(3 trials × 1 run, confirmation 10 runs," in res.out
+    assert doc["budget"]["runs_spent"] == {"baseline": 2, "search": 3, "confirmation": 10, "ablation": 0}
+    assert len(log.read_text().splitlines()) == 15
+    # the paired one where the time leaves room for 2 candidates: 6 rounds × 3 arms
+    log.unlink()
+    spec.write_text(spec.read_text().replace("top_k: 1", "top_k: 2"))
+    res = hone("tune", spec, "--max-time", "1h", "--sampler", "random", "--no-ablation", "--study", "paired",
+               "--json", workload / "r2.json", env={"HONE_TEST_LOG": str(log)})
+    assert res.code == 0, res.err + res.out
+    assert "pools the baseline's runs" not in res.out
+    assert json.loads((workload / "r2.json").read_text())["budget"]["runs_spent"]["confirmation"] == 18
+
+
+def test_the_time_budget_gives_the_confirmation_a_fifth_fewer_candidates_then_the_pooled_one() -> None:
+    # 1 s a run, 6 paired rounds: 2 candidates take 18 s, 1 takes 12 s; a fifth of the job's time holds them or not
+    from hone.tune.runbudget import RunBudget
+    from hone.tune.timebudget import TimeBudget
+    from hone.tune.tuner import TuneSettings, _confirmation_in_time
+
+    def plan(seconds: float, top_k: int = 2, pool: int = 2, earlier: float = 0.0) -> tuple[tuple[int, int], list[str],
+                                                                                           list[str]]:
+        clock = TimeBudget(seconds, clock=lambda: 0.0)
+        clock.note_runs(1.0, 1)
+        clock.earlier_s = earlier
+        said: list[str] = []
+        runs = RunBudget(None)
+        got = _confirmation_in_time(TuneSettings(trials=50, top_k=top_k), clock, runs, 0, top_k, pool=pool,
+                                    poolable=True, phase=lambda _k, line: said.append(line))
+        return got, clock.cuts, said
+
+    assert plan(90) == ((0, 2), [], [])  # 18 s ≤ a fifth of 90 s: both candidates, paired
+    got, cuts, said = plan(89)  # 18 s > 17.8 s, 12 s fit: one candidate, whose confirmation pools
+    assert got == (5, 1) and cuts == ["--max-time 1m29s: 1 candidate instead of 2 (the confirmation gets at most "
+                                      "20% of the time, the search the rest)"]
+    assert said[0].startswith("the confirmation pools the baseline's runs: the best configuration's 5 new runs")
+    assert plan(50)[0] == (5, 1)  # not even one paired fits: pooled
+    assert plan(89, pool=1)[0] == (0, 1)  # one baseline run: nothing to pool; one candidate, paired
+    assert plan(89, top_k=1)[0] == (5, 1) and plan(89, top_k=1)[1] == []  # one asked for: pooled, no cut
+    got, cuts, _ = plan(120, top_k=3)  # 24 s: 3 candidates fit exactly
+    assert got == (0, 3) and cuts == []
+    got, cuts, _ = plan(100, top_k=3)  # 24 s > 20 s, 18 s fit: 2 of 3, paired
+    assert got == (0, 2) and cuts == ["--max-time 1m40s: 2 candidates instead of 3 (the confirmation gets at most "
+                                      "20% of the time, the search the rest)"]
+    # a --resume: a fifth of what the interrupted session left of the job's time (as of its runs under --max-runs)
+    assert plan(180, earlier=90)[0] == (0, 2) and plan(180, earlier=100)[0] == (5, 1)

@@ -90,7 +90,8 @@ def _pct_vs_baseline(result_means: dict[str, float], baseline: dict[str, float],
 @click.option("--max-time", metavar="DURATION", callback=duration_option, default=None,
               help="Time for the whole job (90s, 45m, 2h; default: tune.max_time; a --resume has what the "
                    "interrupted session left): the search stops when the next trial would not fit, keeping time for "
-                   "the confirmation, and for the ablation when both fit in half of it.")
+                   "the confirmation (at most a fifth: fewer candidates, else one pooled with the baseline's "
+                   "runs), and for the ablation when both fit in half of it.")
 @click.option("--max-runs", type=click.IntRange(min=1), default=None, metavar="N",
               help="Benchmark runs for the whole session, every run counted: baseline, trials, confirmation, "
                    "ablation (default: tune.max_runs; A-Tune's iterations). Refused when too small to confirm.")

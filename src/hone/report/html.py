@@ -200,7 +200,10 @@ def _ablation_html(doc: dict[str, Any] | None) -> str:
     ablation = (doc or {}).get("ablation")
     if not isinstance(ablation, dict) or not isinstance(ablation.get("changes"), list):
         skipped = (doc or {}).get("not_ablated")
-        return (f"<h2>Minimal change</h2><p id=not-ablated>Not ablated: {html.escape(str(skipped))}</p>"
+        later = (doc or {}).get("ablate_later")
+        later_p = (f"<p id=ablate-later>The ablation later, on this study (no new trials): "
+                   f"<code>{html.escape(str(later))}</code></p>" if later else "")
+        return (f"<h2>Minimal change</h2><p id=not-ablated>Not ablated: {html.escape(str(skipped))}</p>{later_p}"
                 if skipped else "")
     if ablation.get("method") == "by importance":
         return _pruned_html(ablation)

@@ -213,6 +213,8 @@ def not_ablated_lines(data: dict[str, Any]) -> list[Text]:
         variant = shlex.quote(f"alone:{top}={knob_value(rec[top])}")
         lines.append(Text(f"  its most important change alone (importances: a rough guide): hone compare "
                           f"{shlex.quote(str(data.get('spec', 'SPEC')))} --variant {variant}"))
+    if data.get("ablate_later"):
+        lines.append(Text(f"  the ablation later, on this study (no new trials): {data['ablate_later']}"))
     return lines
 
 

@@ -136,8 +136,9 @@ class TuneSettings:
     exact_aware: bool = True  # runs that repeat exactly (EXACT_CV): one per trial, only the best confirmed
     exact_confirm: bool = True  # ... and confirmed by a rank-sum test with the baseline's runs (fewer rounds)
     identical_confirm: bool = True  # ... or, when they are identical, by one more run of each (an exact comparison)
-    confirm_share: float = 0.2  # --max-runs: the confirmation's (and ablation's) reserve, at most this share
-    pooled_confirm: bool = True  # --max-runs with room for one candidate: its runs against all the baseline's
+    confirm_share: float = 0.2  # --max-runs: the confirmation's (and ablation's) reserve, at most this share;
+    # --max-time: the confirmation's time
+    pooled_confirm: bool = True  # a run or time budget with room for one candidate: its runs against all the baseline's
     pooled_rounds: int | None = None  # its rounds; default: one more than the fewest its test needs, if they fit
     confirm_asked: bool = False  # confirm_rounds given by the user: every confirmation runs at least that many
     starts: list[dict[str, Scalar]] = field(default_factory=list)  # measured first (hone.tune.start)
@@ -193,6 +194,7 @@ class TuneResult:
     finished: float = 0.0
     ablation: Ablation | None = None  # when it ran; ``winner`` is then the configuration it recommends
     not_ablated: str | None = None  # why a winner of 2 or more changes was not ablated (the run budget)
+    ablate_later: str | None = None  # ... and the ``hone tune --resume`` that measures it without new trials
     risks: list[dict[str, str]] = field(default_factory=list)  # trade-offs of the recommended values
     budget: dict[str, Any] | None = None  # the time and run budgets, the estimate, the time and runs spent
     failed_knobs: dict[str, int] = field(default_factory=dict)  # failed trials by the knob at fault, most first
@@ -262,6 +264,7 @@ class TuneResult:
             "restore_problems": self.restore_problems,
             "ablation": self.ablation.to_dict() if self.ablation else None,
             "not_ablated": self.not_ablated,
+            "ablate_later": self.ablate_later,
             "budget": self.budget,
             "started": self.started,
             "finished": self.finished,
@@ -397,6 +400,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         problems: list[str] = []
         unchanged: list[str] = []
         not_ablated: str | None = None
+        ablate_later: str | None = None
         try:
             fresh, mark = not study.user_attrs.get(ATTR_BASELINE), clock.elapsed()
             phase("baseline", f"measuring the current configuration {repeats}× (noise estimate)" if fresh else
@@ -481,6 +485,10 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 line = runs.replan(baseline=runs.spent["baseline"])  # the runs the baseline took to show its noise
                 if line:
                     phase("runs", line)
+            if not (exact_rounds or pooled_rounds) and settings.max_runs is None and settings.max_time is not None:
+                pooled_rounds, top_k = _confirmation_in_time(settings, clock, runs, warmup, top_k,
+                                                             pool=len(baseline.get("runs", [])), poolable=poolable,
+                                                             phase=phase)
             budget = runs.trials_cap(len(finished_trials(study)))  # the study's trials at most
             plan = _plan(settings, study, space, warmup, repeats, one_run=one_run, budget=budget,
                          top_k=runs.confirm_arms - 1 if runs.max_runs is not None else top_k,
@@ -509,7 +517,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
             else:
                 run_trials(study, loaded, configurator, space, objective, budget=budget,
                            repeats=1 if one_run else repeats,
-                           warmup=warmup, should_stop=lambda: _should_stop(runs, clock, phase)
+                           warmup=warmup,
+                           should_stop=lambda: _should_stop(runs, clock, phase)
                            or measured_all(study, space) is not None,
                            on_run=runs.count,
                            on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
@@ -538,7 +547,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                                                        runs, events, rounds=rounds,
                                                        exact=bool(exact_rounds), identical=identical,
                                                        warmup=min(1, warmup),
-                                                       seed=seed or 0, threshold=settings.threshold, phase=phase)
+                                                       seed=seed or 0, threshold=settings.threshold, phase=phase,
+                                                       clock=clock)
                 clock.note_runs(clock.elapsed() - mark, (rounds + min(1, warmup)) * 2)
                 confirmations = [confirmation]
                 candidates = candidates[:1] if paired else []
@@ -578,11 +588,16 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                     not_ablated = (f"which of its {len(changed)} changes carry the gain was not measured: the "
                                    f"ablation needs up to {need} runs (by importance, at least {least}), "
                                    f"--max-runs left {left}")
+                    # the confirmation again, with a round more than a cut one had, then the whole ablation
+                    again = runs.spent.get("confirmation", 0) + 2 * (1 + min(1, warmup))
+                    ablate_later = _ablate_later(settings, loaded, storage, name, study, runs=need + again)
                 elif ablation is None and clock.ablation_skipped and len(changed) >= 2:
                     need_s, left_s = clock.ablation_skipped
                     not_ablated = (f"which of its {len(changed)} changes carry the gain was not measured: the "
                                    f"ablation needs ~{format_duration(need_s)}, --max-time left "
                                    f"{format_duration(left_s)}")
+                    confirm_s = clock.baseline_per_run * runs.spent.get("confirmation", 0)
+                    ablate_later = _ablate_later(settings, loaded, storage, name, study, seconds=need_s + confirm_s)
             if settings.apply_best and winner is not None:
                 # Only the changes: apply() puts every other resource at its starting state.
                 configurator.apply({k: v for k, v in winner.candidate.config.items() if k in changed})
@@ -603,7 +618,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         ablation=ablation, budget=_budget(clock, runs, len(trials)),
         system_knobs=[n for n, d in configurator.drivers.items() if d.changes_system], unchanged=unchanged,
         risks=risks(list(spec.knobs), dict(winner.candidate.config)) if winner is not None else [],
-        failed_knobs=dict(blamed.most_common()), not_ablated=not_ablated,
+        failed_knobs=dict(blamed.most_common()), not_ablated=not_ablated, ablate_later=ablate_later,
     )
     study.set_user_attr("hone_result", _jsonable(result.to_json()))
     if settings.max_runs is not None:
@@ -632,7 +647,7 @@ def _baseline_warnings(objective: Objective, baseline: dict[str, Any]) -> list[s
 def _confirm_pooled(loaded: LoadedSpec, configurator: Configurator, objective: Objective, candidate: Candidate,
                     baseline: dict[str, Any], runs: RunBudget, events: TuneEvents, *, rounds: int, exact: bool,
                     identical: bool, warmup: int, seed: int, threshold: float,
-                    phase: Callable[[str, str], None]) -> tuple[Confirmation, bool]:
+                    phase: Callable[[str, str], None], clock: TimeBudget | None = None) -> tuple[Confirmation, bool]:
     """The pooled confirmation (:func:`hone.tune.confirm.confirm_pooled`) and whether the paired
     one must follow: the baseline's runs showed they cannot be pooled and the runs left (if
     counted) allow it."""
@@ -641,7 +656,8 @@ def _confirm_pooled(loaded: LoadedSpec, configurator: Configurator, objective: O
 
     def paired_fits() -> bool:
         left = runs.left()
-        return left is None or left >= need
+        in_time = clock is None or not math.isfinite(clock.per_run) or clock.left() >= need * clock.per_run
+        return (left is None or left >= need) and in_time
 
     confirmation, how = confirm_pooled(loaded, configurator, objective, candidate,
                                        stored_runs(baseline.get("runs", [])), rounds=rounds, exact=exact,
@@ -652,7 +668,8 @@ def _confirm_pooled(loaded: LoadedSpec, configurator: Configurator, objective: O
     drifted = ("the runs no longer repeat identically" if identical else
                f"the baseline's runs no longer repeat within {100 * EXACT_CV:g}%" if exact else
                "the baseline's runs beside the candidate were all better than its runs before the search (a drift)")
-    no_room = f"the paired confirmation ({need} runs) does not fit in the {runs.left()} left"
+    where = "the time" if runs.left() is None else f"the {runs.left()}"
+    no_room = f"the paired confirmation ({need} runs) does not fit in {where} left"
     if how == "beside":
         runs.cuts.append(f"{drifted}: the candidate was judged against those {rounds} runs only (p < {ALPHA:g}); "
                          f"{no_room}")
@@ -756,12 +773,63 @@ def _begin_runs(runs: RunBudget, settings: TuneSettings, space: SearchSpace, war
                              "confirmation would leave room for one only)")
         _say_cuts(runs, phase)
     if pooled:
-        k = runs.confirm_rounds
-        phase("runs", f"the confirmation pools the baseline's runs: the best configuration's {k} new runs "
-              f"against the baseline's {pool} + {k} in a rank-sum test (p < {POOLED_ALPHA:g}); the paired "
-              f"one ({MIN_ROUNDS} rounds) instead if the baseline drifts and the runs left allow it, else the "
-              f"candidate's runs against the baseline's beside them only (p < {ALPHA:g})")
+        _say_pooled(phase, runs.confirm_rounds, pool, "runs")
     return runs.confirm_rounds if pooled else 0
+
+
+def _say_pooled(phase: Callable[[str, str], None], k: int, pool: int, left: str) -> None:
+    phase("runs", f"the confirmation pools the baseline's runs: the best configuration's {k} new runs "
+          f"against the baseline's {pool} + {k} in a rank-sum test (p < {POOLED_ALPHA:g}); the paired "
+          f"one ({MIN_ROUNDS} rounds) instead if the baseline drifts and the {left} left allow it, else the "
+          f"candidate's runs against the baseline's beside them only (p < {ALPHA:g})")
+
+
+def _confirmation_in_time(settings: TuneSettings, clock: TimeBudget, runs: RunBudget, warmup: int, top_k: int, *,
+                          pool: int, poolable: bool, phase: Callable[[str, str], None]) -> tuple[int, int]:
+    """``--max-time`` alone, after the baseline showed the cost of a run: the confirmation within
+    ``confirm_share`` of the job's time, as ``--max-runs`` keeps it within that share of the runs
+    (a time budget is a run budget at that cost, docs/decisions/0105) — fewer candidates, then
+    the pooled confirmation of one. Returns (the pooled confirmation's rounds or 0, the candidates)."""
+    if clock.max_s is None or not math.isfinite(clock.per_run) or clock.per_run <= 0 or settings.confirm_rounds <= 0:
+        return 0, top_k
+    share_s = settings.confirm_share * (clock.max_s - clock.earlier_s)
+    label = f"--max-time {format_duration(clock.max_s)}"
+
+    def paired_s(arms: int) -> float:
+        return (max(settings.confirm_rounds, MIN_ROUNDS) + min(1, warmup)) * arms * clock.per_run
+
+    fits = next((a for a in range(top_k + 1, 1, -1) if paired_s(a) <= share_s), 0)
+    pooled = settings.pooled_confirm and poolable and pool >= 2 and (fits == 0 or fits == 2)
+    if not pooled:
+        keep = max(1, fits - 1)  # not even one fits: one, as --max-runs keeps
+        if keep < top_k:
+            clock.cuts.append(f"{label}: {keep} candidate{'s' if keep > 1 else ''} instead of {top_k} (the "
+                              f"confirmation gets at most {100 * settings.confirm_share:g}% of the time, the search "
+                              "the rest)")
+        return 0, min(keep, top_k)
+    fewest = rounds_for_alpha(pool, POOLED_ALPHA)
+    rounds = max(fewest, _asked(settings) or settings.pooled_rounds or fewest + 1)
+    runs.replan(confirm_arms=2, confirm_rounds=rounds, confirm_min=fewest)
+    if top_k > 1:
+        clock.cuts.append(f"{label}: 1 candidate instead of {top_k} (the confirmation gets at most "
+                          f"{100 * settings.confirm_share:g}% of the time, the search the rest)")
+    _say_pooled(phase, rounds, pool, "time")
+    return rounds, 1
+
+
+def _ablate_later(settings: TuneSettings, loaded: LoadedSpec, storage: str, name: str, study: optuna.Study, *,
+                  runs: int | None = None, seconds: float | None = None) -> str:
+    """The ``hone tune --resume`` that measures a winner the budget left unablated: the study's
+    trials as the cap (no new ones), a budget for the confirmation again and the whole ablation."""
+    parts = ["hone", "tune", str(settings.spec_path or loaded.path), "--resume", "--study", name,
+             "--trials", str(len(finished_trials(study)))]
+    if settings.storage:  # one the spec names it reads again
+        parts += ["--storage", mask_url(storage)]
+    if runs is not None:
+        parts += ["--max-runs", str(runs)]
+    elif seconds is not None and math.isfinite(seconds):
+        parts += ["--max-time", f"{max(1, math.ceil(seconds / 60))}m"]
+    return shlex.join(parts)
 
 
 def _budget(clock: TimeBudget, runs: RunBudget, trials_total: int) -> dict[str, Any]:

@@ -273,6 +273,7 @@ class TuneV2(TypedDict):
     restore_problems: list[str]
     ablation: AblationV2 | None
     not_ablated: NotRequired[str | None]  # added within version 2: why a winner of 2+ changes was not ablated
+    ablate_later: NotRequired[str | None]  # added within version 2: the --resume that ablates it without new trials
     budget: BudgetV2 | None
     started: float
     finished: float
