@@ -661,3 +661,40 @@ def test_an_exact_ablation_is_never_reserved_and_fits_one_round_in_what_is_left(
     assert budget.pruned(1, 2, least=1) == (1, 2)  # the baseline, the winner and 2 arms: 4 runs
     assert budget.cuts[-1].endswith("the baseline, the winner and 2 pruned configurations, 1 round (4 runs)")
 
+
+def test_a_noisy_search_of_a_small_space_ends_by_measuring_its_best_three_again(
+        hone, workload: Path, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    # 56 configurations, runs ±5% by turns, one run per trial: the last 3 of the search's runs measure the 3 best
+    # observed configurations again, and the candidate is the best of them by the mean of its runs
+    spec = write_workload(workload, mode="noisy", repeats=2, trials=100)
+    log = workload / "runs.log"
+    res = hone("tune", spec, "--max-runs", "60", "--sampler", "random", "--study", "raced", "--json",
+               workload / "r.json", env={"HONE_TEST_LOG": str(log)})
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "r.json").read_text())
+    assert _runs(log) == doc["budget"]["runs_total"] <= 60
+    study = optuna.load_study(study_name="raced", storage=f"sqlite:///{state_dir / 'studies.db'}")
+    trials = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+    raced = [t for t in trials if "hone_race" in t.user_attrs]
+    assert len(raced) == 3 and [t.number for t in raced] == [t.number for t in trials[-3:]]
+    by_number = {t.number: t for t in trials}
+    assert all(t.params == by_number[t.user_attrs["hone_race"]].params for t in raced)
+    first = [by_number[t.user_attrs["hone_race"]] for t in raced]
+    before: dict[str, list[float]] = {}  # the trials before the race, by configuration (a random draw may repeat one)
+    for t in trials[:-3]:
+        before.setdefault(json.dumps(t.user_attrs["config"], sort_keys=True), []).append(t.values[0])
+    ranked = sorted(before, key=lambda k: -sum(before[k]) / len(before[k]))
+    assert {json.dumps(t.user_attrs["config"], sort_keys=True) for t in first} == set(ranked[:3])
+    flat = " ".join(res.out.split())
+    assert ("race: the search's last 3 runs measure the best 3 configurations again (trials "
+            f"{', '.join(str(t.number) for t in first)})") in flat, flat
+    means = {t.number: (t.values[0] + by_number[t.user_attrs["hone_race"]].values[0]) / 2 for t in raced}
+    best = max(raced, key=lambda t: means[t.number])
+    assert doc["confirmations"][0]["config"] == by_number[best.user_attrs["hone_race"]].user_attrs["config"]
+
+    # at 30 runs the search's ~18 runs are too few to give 3 of them up (at most a tenth): no race
+    log.unlink()
+    res = hone("tune", spec, "--max-runs", "30", "--sampler", "random", "--study", "short")
+    assert res.code == 0 and "race:" not in res.out, res.out
+    study = optuna.load_study(study_name="short", storage=f"sqlite:///{state_dir / 'studies.db'}")
+    assert not any("hone_race" in t.user_attrs for t in study.get_trials(deepcopy=False))

@@ -58,6 +58,8 @@ EXACT_CV = 0.01
 #: baseline's runs before the search and during the confirmation (which pooling them assumes
 #: away) leaves a false "better" at most about as likely as ALPHA allows (docs/decisions/0046).
 POOLED_ALPHA = ALPHA / 2
+ATTR_RACE = "hone_race"  # trial attr: the trial whose configuration this one measures again (the race)
+ATTR_RACED = "hone_raced"  # study attr: the race was queued
 
 
 @dataclass
@@ -110,7 +112,11 @@ def pick_candidates(study: optuna.Study, objective: Objective, top_k: int,
         trials.sort(key=lambda t: _figure_key(objective, t))
     else:
         sign = -1.0 if objective.directions[0].name == "MAXIMIZE" else 1.0
-        trials.sort(key=lambda t: sign * float(t.values[0]))
+        trials = _by_mean(trials, sign)
+        # after the race, its configurations first: measured twice, the second time together (a drift
+        # lowers them alike); another's single run would beat them by its luck alone
+        raced = {_config_key(t.user_attrs.get("config", {})) for t in trials if ATTR_RACE in t.user_attrs}
+        trials.sort(key=lambda t: _config_key(t.user_attrs.get("config", {})) not in raced)
     out: list[Candidate] = []
     seen: set[str] = set()
     for t in trials:
@@ -133,6 +139,32 @@ def pick_candidates(study: optuna.Study, objective: Objective, top_k: int,
 def _candidate(t: FrozenTrial, note: str = "") -> Candidate:
     return Candidate(f"trial {t.number}{note}", t.number, dict(t.user_attrs.get("config", {})),
                      dict(t.user_attrs.get("means", {})))
+
+
+def _by_mean(trials: list[FrozenTrial], sign: float) -> list[FrozenTrial]:
+    """Single-objective trials best first by the mean value of their configuration (a
+    configuration measured again is judged on all its runs, not its luckiest); ties by value."""
+    values: dict[str, list[float]] = {}
+    for t in trials:
+        values.setdefault(_config_key(t.user_attrs.get("config", {})), []).append(float(t.values[0]))
+    def key(t: FrozenTrial) -> tuple[float, float]:
+        runs = values[_config_key(t.user_attrs.get("config", {}))]
+        return sign * sum(runs) / len(runs), sign * float(t.values[0])
+    return sorted(trials, key=key)
+
+
+def best_observed(study: optuna.Study, k: int) -> list[FrozenTrial]:
+    """The ``k`` best distinct feasible configurations by their mean observed value (one
+    objective), a trial of each; for the race at the end of a noisy search."""
+    if len(study.directions) != 1:
+        return []
+    trials = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+              if all(c <= 0 for c in t.user_attrs.get("hone_constraints", []))]
+    sign = -1.0 if study.direction.name == "MAXIMIZE" else 1.0
+    out: dict[str, FrozenTrial] = {}
+    for t in _by_mean(trials, sign):
+        out.setdefault(_config_key(t.user_attrs.get("config", {})), t)
+    return list(out.values())[:k]
 
 
 def _config_key(config: dict[str, Scalar]) -> str:

@@ -45,10 +45,13 @@ from hone.tune.ablation import (
 )
 from hone.tune.confirm import (
     ALPHA,
+    ATTR_RACE,
+    ATTR_RACED,
     EXACT_CV,
     POOLED_ALPHA,
     Candidate,
     Confirmation,
+    best_observed,
     confirm_candidates,
     confirm_pooled,
     keep_reason,
@@ -58,7 +61,7 @@ from hone.tune.confirm import (
     repeats_identically,
     stored_runs,
 )
-from hone.tune.gp import HoneGPSampler
+from hone.tune.gp import GPSettings, HoneGPSampler
 from hone.tune.importance import knob_importances
 from hone.tune.objective import Objective, build_objective
 from hone.tune.runbudget import RunBudget, RunPlan
@@ -140,6 +143,8 @@ class TuneSettings:
     # --max-time: the confirmation's time
     pooled_confirm: bool = True  # a run or time budget with room for one candidate: its runs against all the baseline's
     pooled_rounds: int | None = None  # its rounds; default: one more than the fewest its test needs, if they fit
+    race: int = 3  # noisy one-run trials under --max-runs in a space small enough to enumerate: the search's last
+    race_all: bool = False  # runs measure the best observed few again (0106); race_all: in any space
     confirm_asked: bool = False  # confirm_rounds given by the user: every confirmation runs at least that many
     starts: list[dict[str, Scalar]] = field(default_factory=list)  # measured first (hone.tune.start)
     spec_path: str | None = None  # the spec the result's commands name (default: the loaded one; A-Tune's translation)
@@ -515,11 +520,12 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 runs.spent["search"] += sum(int(t.user_attrs.get(ATTR_RUNS_STARTED, 0))
                                             for t in study.get_trials(deepcopy=False) if t.number not in before)
             else:
+                noisy_one = one_run and not repeat_exactly  # the race's condition (with a run budget)
                 run_trials(study, loaded, configurator, space, objective, budget=budget,
                            repeats=1 if one_run else repeats,
                            warmup=warmup,
-                           should_stop=lambda: _should_stop(runs, clock, phase)
-                           or measured_all(study, space) is not None,
+                           should_stop=lambda: _race(settings, study, space, runs, noisy_one, phase)
+                           or _should_stop(runs, clock, phase) or measured_all(study, space) is not None,
                            on_run=runs.count,
                            on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
             clock.end_search()
@@ -903,6 +909,31 @@ def _ablate_winner(loaded: LoadedSpec, configurator: Configurator, objective: Ob
     return ablate(loaded, configurator, objective, winner, baseline.get("config", {}), rounds=rounds, warmup=warmup,
                   seed=seed, threshold=settings.threshold, on_run=_counted(runs, events.on_ablation_run),
                   identical=identical)
+
+
+def _race(settings: TuneSettings, study: optuna.Study, space: SearchSpace, runs: RunBudget, noisy: bool,
+          phase: Callable[[str, str], None]) -> bool:
+    """Asked before each trial: when the search has ``settings.race`` runs left (a run budget,
+    noisy one-run trials, a space small enough to enumerate), queue the best observed few to be
+    measured once more: a single lucky run picks the candidate otherwise, and in such a space the
+    model pools little across configurations (docs/decisions/0106). Never stops the search."""
+    left = runs.left()
+    if not settings.race or not noisy or left is None or runs.plan is None or study.user_attrs.get(ATTR_RACED):
+        return False
+    if left - runs.reserve > settings.race * runs.plan.trial_first:
+        return False
+    if 10 * settings.race * runs.plan.trial_first > (runs.search_runs or 0):
+        return False  # at most a tenth of the search: at 30 runs it cost more trials than it gave back (0106)
+    if not settings.race_all and space.size() > GPSettings().enumerate_limit:
+        return False
+    study.set_user_attr(ATTR_RACED, True)
+    best = best_observed(study, settings.race)
+    for t in best:
+        study.enqueue_trial(t.params, user_attrs={ATTR_RACE: t.number}, skip_if_exists=False)
+    if best:
+        phase("race", f"the search's last {len(best)} runs measure the best {len(best)} configurations again (trials "
+              f"{', '.join(str(t.number) for t in best)}): one noisy run each is too little to pick the candidate")
+    return False
 
 
 def _should_stop(runs: RunBudget, clock: TimeBudget, phase: Callable[[str, str], None]) -> bool:

@@ -86,7 +86,8 @@ def simulated(problem: Problem, seed: int, noise: float, runs: list[Config]) -> 
 
 
 SETTINGS = {"repeats", "confirm_rounds", "top_k", "ablation", "one_run", "sampler", "exact_aware",
-            "exact_confirm", "identical_confirm", "confirm_share", "pooled_confirm", "pooled_rounds", "random_starts"}
+            "exact_confirm", "identical_confirm", "confirm_share", "pooled_confirm", "pooled_rounds", "random_starts",
+            "race", "race_all"}
 
 
 def run(problem: Problem, seed: int, budget: int, noise: float, settings: dict[str, Any] | None = None) -> Outcome:
@@ -122,7 +123,9 @@ def run(problem: Problem, seed: int, budget: int, noise: float, settings: dict[s
                           identical_confirm=bool(settings.get("identical_confirm", True)),
                           confirm_share=float(settings.get("confirm_share", 0.2)),
                           pooled_confirm=bool(settings.get("pooled_confirm", True)),
-                          pooled_rounds=settings.get("pooled_rounds"), random_starts=settings.get("random_starts"))
+                          pooled_rounds=settings.get("pooled_rounds"), random_starts=settings.get("random_starts"),
+                          race=int(settings.get("race", TuneSettings.race)),
+                          race_all=bool(settings.get("race_all", TuneSettings.race_all)))
         variant = {"suite-gp": gp_factory(GPSettings(**gp_kwargs))} if gp_kwargs else {}
         with mock.patch.dict(os.environ, env), simulated(problem, seed, noise, runs), \
                 mock.patch.dict(SAMPLERS, variant):
