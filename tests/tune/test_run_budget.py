@@ -471,11 +471,13 @@ def test_with_max_time_too_the_run_budget_binds_first_when_it_is_the_smaller(wor
 
 def test_with_max_runs_too_the_time_budget_binds_first_when_it_is_the_smaller(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     log = tmp_path / "runs.log"
-    spec = write_three_knobs(tmp_path, "apart", nap=0.25, trials=100)
-    # 10 s: the confirmation's 12 runs and a trial fit after the baseline even when a loaded
-    # machine doubles the 0.25 s run (at 6 s the search once stopped before its first trial)
+    # 56 configurations: fewer trials than that fit, so the time stops the search, not a space measured whole
+    # (8 configurations once were, on an idle machine); identical runs: the confirmation is one round
+    spec = write_workload(tmp_path, mode="slow", trials=100)
+    # 10 s: the confirmation and a trial fit after the baseline even when a loaded machine doubles the
+    # 0.25 s run (at 6 s the search once stopped before its first trial)
     res = hone("tune", spec, "--max-runs", "500", "--max-time", "10s", "--no-ablation", "--sampler", "random",
-               "--json", tmp_path / "r.json", env={"HONE_TEST_LOG": str(log)})
+               "--json", tmp_path / "r.json", env={"HONE_TEST_LOG": str(log), "HONE_TEST_NAP": "0.25"})
     assert res.code == 0, res.err + res.out
     doc = json.loads((tmp_path / "r.json").read_text())
     assert "--max-time leaves" in doc["budget"]["search_stopped"]

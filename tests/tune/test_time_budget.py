@@ -352,3 +352,51 @@ def test_the_time_budget_gives_the_confirmation_a_fifth_fewer_candidates_then_th
                                       "20% of the time, the search the rest)"]
     # a --resume: a fifth of what the interrupted session left of the job's time (as of its runs under --max-runs)
     assert plan(180, earlier=90)[0] == (0, 2) and plan(180, earlier=100)[0] == (5, 1)
+
+
+def test_under_a_time_budget_the_race_starts_when_three_trials_are_left_and_only_in_a_long_search() -> None:
+    # 1 s a trial, the confirmation 8 s kept: with 100 s the search fits ~90 trials, and when 3 are left the 3 best
+    # observed configurations are queued to be measured again; with 20 s (12 trials) a race would cost too much
+    from optuna.distributions import IntDistribution
+
+    from hone.tune.runbudget import RunBudget
+    from hone.tune.timebudget import Plan, TimeBudget
+    from hone.tune.tuner import TuneSettings, _race
+
+    def session(seconds: float) -> tuple[optuna.Study, TimeBudget, list[float], list[str]]:
+        study = optuna.create_study(direction="maximize")
+        for i, value in enumerate([1.0, 5.0, 3.0, 4.0, 2.0]):
+            study.add_trial(optuna.trial.create_trial(params={"x": i}, distributions={"x": IntDistribution(0, 9)},
+                                                      value=value, user_attrs={"config": {"x": i}}))
+        now = [0.0]
+        clock = TimeBudget(seconds, clock=lambda: now[0])
+        clock.note_runs(1.0, 1)
+        clock.begin(Plan(trials=90, runs_per_trial=1, confirm_arms=2, confirm_rounds=4, ablation_arms=0,
+                         ablation_rounds=6, warmup_rounds=0))
+        return study, clock, now, []
+
+    settings = TuneSettings(trials=90, race_all=True)  # a space of 10: the size check is not what this tests
+
+    def race(study: optuna.Study, clock: TimeBudget, said: list[str]) -> None:
+        assert _race(settings, study, None, RunBudget(None), clock, True,  # type: ignore[arg-type]
+                     lambda _k, line: said.append(line)) is False  # it never stops the search
+
+    study, clock, now, said = session(100)
+    assert clock.expected_trials == 90 and clock.trials_left() == 92
+    race(study, clock, said)
+    assert not study.get_trials(states=(optuna.trial.TrialState.WAITING,))  # 92 trials fit: not yet
+    now[0] = 89.0  # 11 s left, 8 kept for the confirmation: 3 trials
+    assert clock.trials_left() == 3
+    race(study, clock, said)
+    waiting = study.get_trials(states=(optuna.trial.TrialState.WAITING,))
+    queued = [(t.system_attrs["fixed_params"]["x"], t.user_attrs["hone_race"]) for t in waiting]  # (x, trial)
+    assert queued == [(1, 1), (3, 3), (2, 2)]
+    assert said == ["the search's last 3 runs measure the best 3 configurations again (trials 1, 3, 2): one noisy "
+                    "run each is too little to pick the candidate"]
+    race(study, clock, said)  # once per session
+    assert len(study.get_trials(states=(optuna.trial.TrialState.WAITING,))) == 3
+    study, clock, now, said = session(20)  # 12 trials fit: 3 of them would be a quarter of the search
+    now[0] = 9.0
+    assert clock.trials_left() == 3
+    race(study, clock, said)
+    assert not study.get_trials(states=(optuna.trial.TrialState.WAITING,)) and not said

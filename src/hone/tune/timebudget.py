@@ -232,6 +232,17 @@ class TimeBudget:
             runs += plan.ablation_runs(min(plan.ablation_rounds, cap))
         return runs * per_run
 
+    def trials_left(self) -> int | None:
+        """The trials that still fit before :meth:`stop_search` stops the search, at the trials'
+        mean time so far (None without --max-time or an estimate)."""
+        if self.max_s is None or self.plan is None or not math.isfinite(self.per_run):
+            return None
+        runs = max(1, self.plan.runs_per_trial)
+        t_trial = sum(self.trial_times) / len(self.trial_times) if self.trial_times else self.per_run * runs
+        if t_trial <= 0:
+            return None
+        return max(0, math.floor((self.left() - self._reserve(t_trial / runs)) / t_trial))
+
     def stop_search(self) -> bool:
         """Called before each trial: True when the next one would not fit with time kept for
         the confirmation and the ablation (the reason is :attr:`stopped`)."""

@@ -143,8 +143,8 @@ class TuneSettings:
     # --max-time: the confirmation's time
     pooled_confirm: bool = True  # a run or time budget with room for one candidate: its runs against all the baseline's
     pooled_rounds: int | None = None  # its rounds; default: one more than the fewest its test needs, if they fit
-    race: int = 3  # noisy one-run trials under --max-runs in a space small enough to enumerate: the search's last
-    race_all: bool = False  # runs measure the best observed few again (0106); race_all: in any space
+    race: int = 3  # noisy one-run trials under a run or time budget in a space small enough to enumerate: the
+    race_all: bool = False  # search's last trials measure the best observed few again (0106); race_all: any space
     confirm_asked: bool = False  # confirm_rounds given by the user: every confirmation runs at least that many
     starts: list[dict[str, Scalar]] = field(default_factory=list)  # measured first (hone.tune.start)
     spec_path: str | None = None  # the spec the result's commands name (default: the loaded one; A-Tune's translation)
@@ -524,7 +524,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 run_trials(study, loaded, configurator, space, objective, budget=budget,
                            repeats=1 if one_run else repeats,
                            warmup=warmup,
-                           should_stop=lambda: _race(settings, study, space, runs, noisy_one, phase)
+                           should_stop=lambda: _race(settings, study, space, runs, clock, noisy_one, phase)
                            or _should_stop(runs, clock, phase) or measured_all(study, space) is not None,
                            on_run=runs.count,
                            on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
@@ -911,23 +911,29 @@ def _ablate_winner(loaded: LoadedSpec, configurator: Configurator, objective: Ob
                   identical=identical)
 
 
-def _race(settings: TuneSettings, study: optuna.Study, space: SearchSpace, runs: RunBudget, noisy: bool,
-          phase: Callable[[str, str], None]) -> bool:
-    """Asked before each trial: when the search has ``settings.race`` runs left (a run budget,
-    noisy one-run trials, a space small enough to enumerate), queue the best observed few to be
-    measured once more: a single lucky run picks the candidate otherwise, and in such a space the
-    model pools little across configurations (docs/decisions/0106). Never stops the search."""
+def _race(settings: TuneSettings, study: optuna.Study, space: SearchSpace, runs: RunBudget, clock: TimeBudget,
+          noisy: bool, phase: Callable[[str, str], None]) -> bool:
+    """Asked before each trial: when the search has ``settings.race`` trials left (a run or time
+    budget, noisy one-run trials, a space small enough to enumerate), queue the best observed few
+    to be measured once more: a single lucky run picks the candidate otherwise, and in such a space
+    the model pools little across configurations (docs/decisions/0106). Never stops the search."""
+    if not settings.race or not noisy or study.user_attrs.get(ATTR_RACED):
+        return False
     left = runs.left()
-    if not settings.race or not noisy or left is None or runs.plan is None or study.user_attrs.get(ATTR_RACED):
+    if left is not None and runs.plan is not None:
+        fit = (left - runs.reserve) // runs.plan.trial_first
+        if 10 * settings.race * runs.plan.trial_first > (runs.search_runs or 0):
+            return False  # at most a tenth of the search: at 30 runs it cost more trials than it gave back (0106)
+    else:  # --max-time: the same in trials, at the time they take
+        fit = clock.trials_left()
+        if fit is None or (clock.expected_trials or 0) < 10 * settings.race:
+            return False
+    if fit > settings.race or fit < 2:  # not yet; or too late for a race (none is left queued)
         return False
-    if left - runs.reserve > settings.race * runs.plan.trial_first:
-        return False
-    if 10 * settings.race * runs.plan.trial_first > (runs.search_runs or 0):
-        return False  # at most a tenth of the search: at 30 runs it cost more trials than it gave back (0106)
     if not settings.race_all and space.size() > GPSettings().enumerate_limit:
         return False
     study.set_user_attr(ATTR_RACED, True)
-    best = best_observed(study, settings.race)
+    best = best_observed(study, fit)
     for t in best:
         study.enqueue_trial(t.params, user_attrs={ATTR_RACE: t.number}, skip_if_exists=False)
     if best:
