@@ -175,11 +175,12 @@ def test_max_time_with_local_workers_is_refused(hone, tmp_path: Path, state_dir:
     assert not (state_dir / "studies.db").exists()
 
 
-def _clock(per_run: float):  # type: ignore[no-untyped-def]
-    """A stopped clock that has measured one run of ``per_run`` seconds."""
+def _clock(per_run: float, max_s: float | None = None, now: list[float] | None = None):  # type: ignore[no-untyped-def]
+    """A clock (stopped, or at ``now[0]``) that has measured one run of ``per_run`` seconds,
+    with ``max_s`` of --max-time."""
     from hone.tune.timebudget import TimeBudget
 
-    clock = TimeBudget(None, clock=lambda: 0.0)
+    clock = TimeBudget(max_s, clock=(lambda: now[0]) if now is not None else (lambda: 0.0))
     clock.note_runs(per_run, 1)
     return clock
 
@@ -269,8 +270,7 @@ def test_the_time_budget_gives_up_the_ablation_then_all_but_one_candidate_before
                 ablation_rounds=6, warmup_rounds=0)
 
     def budget(seconds: float) -> tuple[TimeBudget, str]:
-        clock = TimeBudget(seconds, clock=lambda: 0.0)
-        clock.note_runs(1.0, 1)
+        clock = _clock(1.0, seconds)
         return clock, clock.begin(plan)
 
     roomy, _ = budget(200)  # 60 s fit in half: everything is kept time for, as before
@@ -323,13 +323,11 @@ def test_a_time_budget_that_confirms_one_candidate_pools_the_baselines_runs(
 def test_the_time_budget_gives_the_confirmation_a_fifth_fewer_candidates_then_the_pooled_one() -> None:
     # 1 s a run, 6 paired rounds: 2 candidates take 18 s, 1 takes 12 s; a fifth of the job's time holds them or not
     from hone.tune.runbudget import RunBudget
-    from hone.tune.timebudget import TimeBudget
     from hone.tune.tuner import TuneSettings, _confirmation_in_time
 
     def plan(seconds: float, top_k: int = 2, pool: int = 2, earlier: float = 0.0) -> tuple[tuple[int, int], list[str],
                                                                                            list[str]]:
-        clock = TimeBudget(seconds, clock=lambda: 0.0)
-        clock.note_runs(1.0, 1)
+        clock = _clock(1.0, seconds)
         clock.earlier_s = earlier
         said: list[str] = []
         runs = RunBudget(None)
@@ -369,8 +367,7 @@ def test_under_a_time_budget_the_race_starts_when_three_trials_are_left_and_only
             study.add_trial(optuna.trial.create_trial(params={"x": i}, distributions={"x": IntDistribution(0, 9)},
                                                       value=value, user_attrs={"config": {"x": i}}))
         now = [0.0]
-        clock = TimeBudget(seconds, clock=lambda: now[0])
-        clock.note_runs(1.0, 1)
+        clock = _clock(1.0, seconds, now)
         clock.begin(Plan(trials=90, runs_per_trial=1, confirm_arms=2, confirm_rounds=4, ablation_arms=0,
                          ablation_rounds=6, warmup_rounds=0))
         return study, clock, now, []

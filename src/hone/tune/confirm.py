@@ -104,8 +104,7 @@ def pick_candidates(study: optuna.Study, objective: Objective, top_k: int,
     searches of spaces too large to enumerate, :meth:`HoneGPSampler.model_candidate`).
     Pareto: the front, ordered by the confirmation figure (weighted geometric mean of the
     metrics)."""
-    trials = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-              if all(c <= 0 for c in t.user_attrs.get("hone_constraints", []))]
+    trials = _feasible(study)
     if objective.mode == "pareto":
         front = {t.number for t in study.best_trials}
         trials = [t for t in trials if t.number in front]
@@ -115,12 +114,12 @@ def pick_candidates(study: optuna.Study, objective: Objective, top_k: int,
         trials = _by_mean(trials, sign)
         # after the race, its configurations first: measured twice, the second time together (a drift
         # lowers them alike); another's single run would beat them by its luck alone
-        raced = {_config_key(t.user_attrs.get("config", {})) for t in trials if ATTR_RACE in t.user_attrs}
-        trials.sort(key=lambda t: _config_key(t.user_attrs.get("config", {})) not in raced)
+        raced = {_key(t) for t in trials if ATTR_RACE in t.user_attrs}
+        trials.sort(key=lambda t: _key(t) not in raced)
     out: list[Candidate] = []
     seen: set[str] = set()
     for t in trials:
-        key = _config_key(t.user_attrs.get("config", {}))
+        key = _key(t)
         if key in seen:
             continue
         seen.add(key)
@@ -129,7 +128,7 @@ def pick_candidates(study: optuna.Study, objective: Objective, top_k: int,
             break
     if model is not None and objective.mode != "pareto" and top_k >= 2 and len(out) == top_k:
         taken = {_config_key(c.config) for c in out[:-1]}
-        pool = [t for t in trials if _config_key(t.user_attrs.get("config", {})) not in taken]
+        pool = [t for t in trials if _key(t) not in taken]
         alt = model.model_candidate(study, pool)
         if alt is not None:
             out[-1] = _candidate(alt, " (the model's)")
@@ -146,11 +145,12 @@ def _by_mean(trials: list[FrozenTrial], sign: float) -> list[FrozenTrial]:
     configuration measured again is judged on all its runs, not its luckiest); ties by value."""
     values: dict[str, list[float]] = {}
     for t in trials:
-        values.setdefault(_config_key(t.user_attrs.get("config", {})), []).append(float(t.values[0]))
-    def key(t: FrozenTrial) -> tuple[float, float]:
-        runs = values[_config_key(t.user_attrs.get("config", {}))]
+        values.setdefault(_key(t), []).append(float(t.values[0]))
+
+    def order(t: FrozenTrial) -> tuple[float, float]:
+        runs = values[_key(t)]
         return sign * sum(runs) / len(runs), sign * float(t.values[0])
-    return sorted(trials, key=key)
+    return sorted(trials, key=order)
 
 
 def best_observed(study: optuna.Study, k: int) -> list[FrozenTrial]:
@@ -158,18 +158,27 @@ def best_observed(study: optuna.Study, k: int) -> list[FrozenTrial]:
     objective), a trial of each; for the race at the end of a noisy search."""
     if len(study.directions) != 1:
         return []
-    trials = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-              if all(c <= 0 for c in t.user_attrs.get("hone_constraints", []))]
     sign = -1.0 if study.direction.name == "MAXIMIZE" else 1.0
     out: dict[str, FrozenTrial] = {}
-    for t in _by_mean(trials, sign):
-        out.setdefault(_config_key(t.user_attrs.get("config", {})), t)
+    for t in _by_mean(_feasible(study), sign):
+        out.setdefault(_key(t), t)
     return list(out.values())[:k]
+
+
+def _feasible(study: optuna.Study) -> list[FrozenTrial]:
+    """The completed trials that meet every constraint."""
+    return [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            if all(c <= 0 for c in t.user_attrs.get("hone_constraints", []))]
 
 
 def _config_key(config: dict[str, Scalar]) -> str:
     """One string per distinct configuration (a trial's ``config`` user attribute)."""
     return repr(sorted(config.items()))
+
+
+def _key(t: FrozenTrial) -> str:
+    """:func:`_config_key` of a trial's configuration."""
+    return _config_key(t.user_attrs.get("config", {}))
 
 
 def _figure_key(objective: Objective, t: FrozenTrial) -> float:

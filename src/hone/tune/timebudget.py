@@ -232,16 +232,25 @@ class TimeBudget:
             runs += plan.ablation_runs(min(plan.ablation_rounds, cap))
         return runs * per_run
 
-    def trials_left(self) -> int | None:
-        """The trials that still fit before :meth:`stop_search` stops the search, at the trials'
-        mean time so far (None without --max-time or an estimate)."""
+    def _trial_cost(self) -> tuple[float, float] | None:
+        """A trial's seconds (the search's mean so far, else the baseline's runs) and a run's;
+        None without --max-time or an estimate."""
         if self.max_s is None or self.plan is None or not math.isfinite(self.per_run):
             return None
         runs = max(1, self.plan.runs_per_trial)
-        t_trial = sum(self.trial_times) / len(self.trial_times) if self.trial_times else self.per_run * runs
-        if t_trial <= 0:
+        if self.trial_times:
+            t_trial = sum(self.trial_times) / len(self.trial_times)
+            return t_trial, t_trial / runs
+        return self.per_run * runs, self.per_run
+
+    def trials_left(self) -> int | None:
+        """The trials that still fit before :meth:`stop_search` stops the search, at the trials'
+        mean time so far (None without --max-time or an estimate)."""
+        cost = self._trial_cost()
+        if cost is None or cost[0] <= 0:
             return None
-        return max(0, math.floor((self.left() - self._reserve(t_trial / runs)) / t_trial))
+        t_trial, per_run = cost
+        return max(0, math.floor((self.left() - self._reserve(per_run)) / t_trial))
 
     def stop_search(self) -> bool:
         """Called before each trial: True when the next one would not fit with time kept for
@@ -250,14 +259,10 @@ class TimeBudget:
         if self._last is not None:
             self.trial_times.append(now - self._last)
         self._last = now
-        if self.max_s is None or self.plan is None or not math.isfinite(self.per_run):
+        cost = self._trial_cost()
+        if cost is None:
             return False
-        per_trial_runs = max(1, self.plan.runs_per_trial)
-        if self.trial_times:
-            t_trial = sum(self.trial_times) / len(self.trial_times)
-            per_run = t_trial / per_trial_runs
-        else:
-            t_trial, per_run = self.per_run * per_trial_runs, self.per_run
+        t_trial, per_run = cost
         reserve = self._reserve(per_run)
         left = self.left()
         if left >= t_trial + reserve:

@@ -520,7 +520,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 runs.spent["search"] += sum(int(t.user_attrs.get(ATTR_RUNS_STARTED, 0))
                                             for t in study.get_trials(deepcopy=False) if t.number not in before)
             else:
-                noisy_one = one_run and not repeat_exactly  # the race's condition (with a run budget)
+                noisy_one = one_run and not repeat_exactly  # the race's condition (with a run or time budget)
                 run_trials(study, loaded, configurator, space, objective, budget=budget,
                            repeats=1 if one_run else repeats,
                            warmup=warmup,
@@ -653,16 +653,16 @@ def _baseline_warnings(objective: Objective, baseline: dict[str, Any]) -> list[s
 def _confirm_pooled(loaded: LoadedSpec, configurator: Configurator, objective: Objective, candidate: Candidate,
                     baseline: dict[str, Any], runs: RunBudget, events: TuneEvents, *, rounds: int, exact: bool,
                     identical: bool, warmup: int, seed: int, threshold: float,
-                    phase: Callable[[str, str], None], clock: TimeBudget | None = None) -> tuple[Confirmation, bool]:
+                    phase: Callable[[str, str], None], clock: TimeBudget) -> tuple[Confirmation, bool]:
     """The pooled confirmation (:func:`hone.tune.confirm.confirm_pooled`) and whether the paired
-    one must follow: the baseline's runs showed they cannot be pooled and the runs left (if
-    counted) allow it."""
+    one must follow: the baseline's runs showed they cannot be pooled and the runs and the time
+    left (if counted) allow it."""
     phase("confirm", f"confirming the best in {rounds} interleaved round{'s' if rounds != 1 else ''} with the baseline")
     need = runs.plan.confirm_runs(MIN_ROUNDS, 2) if runs.plan else 0
 
     def paired_fits() -> bool:
         left = runs.left()
-        in_time = clock is None or not math.isfinite(clock.per_run) or clock.left() >= need * clock.per_run
+        in_time = not math.isfinite(clock.per_run) or clock.left() >= need * clock.per_run
         return (left is None or left >= need) and in_time
 
     confirmation, how = confirm_pooled(loaded, configurator, objective, candidate,
@@ -917,7 +917,7 @@ def _race(settings: TuneSettings, study: optuna.Study, space: SearchSpace, runs:
     budget, noisy one-run trials, a space small enough to enumerate), queue the best observed few
     to be measured once more: a single lucky run picks the candidate otherwise, and in such a space
     the model pools little across configurations (docs/decisions/0106). Never stops the search."""
-    if not settings.race or not noisy or study.user_attrs.get(ATTR_RACED):
+    if not settings.race or not noisy:
         return False
     left = runs.left()
     if left is not None and runs.plan is not None:
@@ -930,7 +930,9 @@ def _race(settings: TuneSettings, study: optuna.Study, space: SearchSpace, runs:
             return False
     if fit > settings.race or fit < 2:  # not yet; or too late for a race (none is left queued)
         return False
-    if not settings.race_all and space.size() > GPSettings().enumerate_limit:
+    if not settings.race_all and space.size() > GPSettings.enumerate_limit:
+        return False
+    if study.user_attrs.get(ATTR_RACED):  # a storage read: last, once the race is due
         return False
     study.set_user_attr(ATTR_RACED, True)
     best = best_observed(study, fit)
