@@ -700,3 +700,24 @@ def test_a_noisy_search_of_a_small_space_ends_by_measuring_its_best_three_again(
     assert res.code == 0 and "race:" not in res.out, res.out
     study = optuna.load_study(study_name="short", storage=f"sqlite:///{state_dir / 'studies.db'}")
     assert not any("hone_race" in t.user_attrs for t in study.get_trials(deepcopy=False))
+
+
+def test_the_race_takes_the_last_trials_of_a_trial_cap_and_a_resumed_search_races_again(
+        hone, workload: Path, state_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    # tune.trials 33 ends the search before --max-runs 100 does: its last 3 trials are the race; a --resume to
+    # 66 trials is a new search of 33, which ends with its own race (its best 3, the first race's included)
+    spec = write_workload(workload, mode="noisy", repeats=2, trials=33)
+    res = hone("tune", spec, "--max-runs", "100", "--sampler", "random", "--study", "capped", "--no-ablation")
+    assert res.code == 0 and "race:" in res.out, res.out
+    study = optuna.load_study(study_name="capped", storage=f"sqlite:///{state_dir / 'studies.db'}")
+
+    def raced() -> list[int]:
+        done = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+        assert len({t.number for t in done}) == len(done)
+        return [t.number for t in done if "hone_race" in t.user_attrs]
+
+    assert raced() == [30, 31, 32] and len(study.get_trials(deepcopy=False)) == 33
+    res = hone("tune", spec, "--resume", "--study", "capped", "--trials", "66", "--max-runs", "100",
+               "--sampler", "random", "--no-ablation")
+    assert res.code == 0, res.err + res.out
+    assert raced() == [30, 31, 32, 63, 64, 65] and len(study.get_trials(deepcopy=False)) == 66, res.out

@@ -59,7 +59,7 @@ EXACT_CV = 0.01
 #: away) leaves a false "better" at most about as likely as ALPHA allows (docs/decisions/0046).
 POOLED_ALPHA = ALPHA / 2
 ATTR_RACE = "hone_race"  # trial attr: the trial whose configuration this one measures again (the race)
-ATTR_RACED = "hone_raced"  # study attr: the race was queued
+ATTR_RACED = "hone_raced"  # study attr: the finished trials the study had when the race was last queued
 
 
 @dataclass

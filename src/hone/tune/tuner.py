@@ -524,7 +524,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                 run_trials(study, loaded, configurator, space, objective, budget=budget,
                            repeats=1 if one_run else repeats,
                            warmup=warmup,
-                           should_stop=lambda: _race(settings, study, space, runs, clock, noisy_one, phase)
+                           should_stop=lambda: _race(settings, study, space, runs, clock, noisy_one, phase,
+                                                      cap=budget, start=plan.done)
                            or _should_stop(runs, clock, phase) or measured_all(study, space) is not None,
                            on_run=runs.count,
                            on_trial=(lambda o: events.on_trial(o, study)) if events.on_trial else None)
@@ -912,29 +913,45 @@ def _ablate_winner(loaded: LoadedSpec, configurator: Configurator, objective: Ob
 
 
 def _race(settings: TuneSettings, study: optuna.Study, space: SearchSpace, runs: RunBudget, clock: TimeBudget,
-          noisy: bool, phase: Callable[[str, str], None]) -> bool:
-    """Asked before each trial: when the search has ``settings.race`` trials left (a run or time
-    budget, noisy one-run trials, a space small enough to enumerate), queue the best observed few
-    to be measured once more: a single lucky run picks the candidate otherwise, and in such a space
-    the model pools little across configurations (docs/decisions/0106). Never stops the search."""
+          noisy: bool, phase: Callable[[str, str], None], *, cap: int | None = None, start: int = 0) -> bool:
+    """Asked before each trial: when the search has ``settings.race`` trials left (whichever of the
+    run budget, the time budget or the trial cap ``cap`` ends it; noisy one-run trials, a space small
+    enough to enumerate), queue the best observed few to be measured once more: a single lucky run
+    picks the candidate otherwise, and in such a space the model pools little across configurations
+    (docs/decisions/0106). ``start``: the trials the study had when this search began. Never stops
+    the search."""
     if not settings.race or not noisy:
         return False
+    fits: list[int] = []  # the trials left, by each budget that applies
+    lengths: list[int] = []  # the search's trials, by each
     left = runs.left()
     if left is not None and runs.plan is not None:
-        fit = (left - runs.reserve) // runs.plan.trial_first
-        if 10 * settings.race * runs.plan.trial_first > (runs.search_runs or 0):
-            return False  # at most a tenth of the search: at 30 runs it cost more trials than it gave back (0106)
-    else:  # --max-time: the same in trials, at the time they take
-        fit = clock.trials_left()
-        if fit is None or (clock.expected_trials or 0) < 10 * settings.race:
-            return False
-    if fit > settings.race or fit < 2:  # not yet; or too late for a race (none is left queued)
+        fits.append((left - runs.reserve) // runs.plan.trial_first)
+        lengths.append((runs.search_runs or 0) // runs.plan.trial_first)
+    elif (time_fit := clock.trials_left()) is not None:  # --max-time: at the time the trials take
+        fits.append(time_fit)
+        lengths.append(clock.expected_trials or 0)
+    if cap is not None:
+        lengths.append(cap - start)
+    # at most a tenth of the search: at 30 runs it cost more trials than it gave back (0106)
+    if not lengths or min(lengths) < 10 * settings.race:
+        return False
+    if fits and min(fits) < 2:  # too late for a race (none is left queued)
         return False
     if not settings.race_all and space.size() > GPSettings.enumerate_limit:
         return False
-    if study.user_attrs.get(ATTR_RACED):  # a storage read: last, once the race is due
+    if fits and min(fits) > settings.race and cap is None:  # not yet
         return False
-    study.set_user_attr(ATTR_RACED, True)
+    done = len(finished_trials(study))  # storage reads from here on, once the race may be due
+    if cap is not None:
+        fits.append(cap - done)
+    fit = min(fits)
+    if fit > settings.race or fit < 2:
+        return False
+    raced = study.user_attrs.get(ATTR_RACED)  # the trials the study had at its last race
+    if raced is not None and (isinstance(raced, bool) or done - int(raced) < 10 * settings.race):
+        return False  # once per search: a --resume races again after 30 new trials or more
+    study.set_user_attr(ATTR_RACED, done)
     best = best_observed(study, fit)
     for t in best:
         study.enqueue_trial(t.params, user_attrs={ATTR_RACE: t.number}, skip_if_exists=False)
