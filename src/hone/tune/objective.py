@@ -91,16 +91,6 @@ class Objective:
             score += abs(m.weight) * sign * (means[m.name] - (base if math.isfinite(base) else 0.0)) / denom * 100
         return score / total_w
 
-    def score_coefficients(self) -> dict[str, float]:
-        """c of :meth:`weighted_score` = Σ cᵢ·mᵢ + c₀: its slope in each metric."""
-        total_w = sum(abs(m.weight) for m in self.metrics) or 1.0
-        out = {}
-        for m in self.metrics:
-            base = self.baseline.get(m.name, math.nan)
-            denom = abs(base) if base and math.isfinite(base) else 1.0
-            out[m.name] = (1.0 if m.goal == "maximize" else -1.0) * abs(m.weight) / denom * 100 / total_w
-        return out
-
     def constraints(self, means: Mapping[str, float]) -> list[float]:
         """One value per constrained metric; ≤ 0 means the constraint holds."""
         return [_slack(m, float(means[m.name])) for m in self.constrained]

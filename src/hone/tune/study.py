@@ -37,7 +37,7 @@ from hone.run.configure import Configurator
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
 from hone.stats.summary import sample_cv
-from hone.tune.gp import ATTR_BASELINE_POINT, ATTR_COMPOSITE, ATTR_NOISE_CV, ATTR_SPACE
+from hone.tune.gp import ATTR_BASELINE_POINT, ATTR_NOISE_CV, ATTR_SPACE
 from hone.tune.objective import Objective
 from hone.tune.space import SearchSpace
 from hone.tune.storage import mask_url, scrub
@@ -326,8 +326,6 @@ def record_baseline_point(study: optuna.Study, baseline: dict[str, Any], objecti
     if len(values) == 1 and math.isfinite(values[0]) and all(c <= 0 for c in objective.constraints(means)):
         params = space.params_of(config)
         point = None if params is None else {"params": params, "value": float(values[0])}
-        if point is not None and objective.mode == "weighted":  # hone's GP models each metric (gp.composite)
-            point[ATTR_COMPOSITE] = {n: [c, float(means[n])] for n, c in objective.score_coefficients().items()}
     study.set_user_attr(ATTR_BASELINE_POINT, point)
 
 

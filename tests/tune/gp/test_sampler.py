@@ -8,8 +8,6 @@ import math
 import numpy as np
 import optuna
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution, distribution_to_json
 from optuna.trial import TrialState, create_trial
 
@@ -17,7 +15,6 @@ from hone.spec.models import Metric
 from hone.tune.confirm import pick_candidates
 from hone.tune.gp import (
     ATTR_BASELINE_POINT,
-    ATTR_COMPOSITE,
     ATTR_NOISE_CV,
     ATTR_SPACE,
     ATTR_START,
@@ -875,94 +872,3 @@ def test_the_users_starts_come_first_and_leave_the_latin_hypercube_starts_whole(
         with_starts, alone = _lhs_after(given, seed), _lhs_after([], seed)
         assert with_starts[:2] == given
         assert with_starts[2:] == alone  # the same 4 Latin-hypercube rows, not 2 of them
-
-
-# -- a weighted score modelled through its metrics (gp.composite) ----------------------------------
-
-BASE = {"x": 5, "y": 5}
-
-
-def _metrics(p: dict) -> dict[str, float]:
-    """Throughput: a hill with its top at (27, 17); p99 latency: ×100 in the corner x + y ≥ 50."""
-    d = (p["x"] - 27) ** 2 + (p["y"] - 17) ** 2
-    return {"rps": 1000.0 * math.exp(-d / 400), "p99_ms": 5.0 * (1 + d / 2000) * (100 if p["x"] + p["y"] >= 50 else 1)}
-
-
-def _metric(name: str, goal: str, weight: float) -> Metric:
-    return Metric(name=name, extract={"regex": f"{name}: (\\S+)"}, goal=goal, weight=weight)
-
-
-def _weighted() -> Objective:
-    return Objective(mode="weighted", metrics=[_metric("rps", "maximize", 60), _metric("p99_ms", "minimize", 40)],
-                     constrained=[], baseline=_metrics(BASE))
-
-
-def _weighted_study(sampler: HoneGPSampler, composite: bool = True) -> optuna.Study:
-    objective = _weighted()
-    study = optuna.create_study(direction="maximize", sampler=sampler)
-    point = {"params": dict(BASE), "value": 0.0}
-    if composite:
-        point[ATTR_COMPOSITE] = {n: [c, objective.baseline[n]] for n, c in objective.score_coefficients().items()}
-    study.set_user_attr(ATTR_BASELINE_POINT, point)
-    return study
-
-
-def _tell(study: optuna.Study, t: optuna.trial.Trial) -> None:
-    means = _metrics(t.params)
-    t.set_user_attr("means", means)
-    study.tell(t, _weighted().weighted_score(means))
-
-
-@given(st.floats(1e-3, 1e6), st.floats(1e-3, 1e6), st.floats(1e-3, 1e6), st.floats(1e-3, 1e6),
-       st.floats(0.1, 100), st.floats(0.1, 100))
-def test_the_score_coefficients_give_the_weighted_score(b1, b2, m1, m2, w1, w2):
-    objective = Objective(mode="weighted", metrics=[_metric("a", "maximize", w1), _metric("b", "minimize", w2)],
-                          constrained=[], baseline={"a": b1, "b": b2})
-    c = objective.score_coefficients()
-    means = {"a": m1, "b": m2}
-    assert math.isclose(sum(c[n] * (means[n] - objective.baseline[n]) for n in c), objective.weighted_score(means),
-                        rel_tol=1e-9, abs_tol=1e-9)
-
-
-def test_a_weighted_score_is_modelled_through_its_metrics():
-    from hone.tune.gp.composite import CompositeModel, composite_model
-
-    sampler = HoneGPSampler(seed=0)
-    study = _weighted_study(sampler)
-    rng = np.random.default_rng(1)
-    for _ in range(20):
-        t = study.ask(CLIFF)
-        _tell(study, t)
-    cols = columns(CLIFF)
-    point = study.user_attrs[ATTR_BASELINE_POINT]
-    model = composite_model(sampler.model, cols, study.trials, point, feasible=lambda t: True)
-    assert isinstance(model, CompositeModel)
-    # at the measured points it gives back the scores' order (the latency blow-ups included)
-    done = [t for t in study.trials if t.state == TrialState.COMPLETE]
-    levels = np.array([[c.to_level(t.params[c.name]) for c in cols] for t in done], dtype=float)
-    predicted = model.predict(encode(cols, levels))
-    scores = np.array([t.value for t in done])
-    assert np.corrcoef(np.argsort(np.argsort(-predicted)), np.argsort(np.argsort(scores)))[0, 1] > 0.95
-    mu, sd = model.predict(encode(cols, levels), return_std=True)
-    assert np.allclose(mu, predicted) and np.all(sd >= 0)
-    assert model.sample(cols, levels, rng).shape == (len(done),)
-    # not a weighted score, or a metric not positive: no composite model
-    assert composite_model(sampler.model, cols, study.trials, {"params": dict(BASE), "value": 0.0},
-                           feasible=lambda t: True) is None
-    trials = study.trials  # copies: changed here only
-    trials[-1].user_attrs["means"]["rps"] = 0.0
-    assert composite_model(sampler.model, cols, trials, point, feasible=lambda t: True) is None
-
-
-def test_a_weighted_score_with_latency_blowups_reaches_its_top():
-    # each metric's own model, the corner's ×100 latency in it: within 1% of the top in 30 trials on every seed
-    def best_after(sampler: HoneGPSampler) -> float:
-        study = _weighted_study(sampler)
-        top = _weighted().weighted_score(_metrics({"x": 27, "y": 17}))
-        for _ in range(30):
-            _tell(study, study.ask(CLIFF))
-            if study.best_value >= 0.99 * top:
-                break
-        return study.best_value / top
-
-    assert all(best_after(HoneGPSampler(seed=s)) >= 0.99 for s in range(6))

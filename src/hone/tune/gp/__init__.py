@@ -28,12 +28,11 @@ are handed to the ``fallback`` sampler.
 
 from hone.tune.gp.acquisition import log_expected_improvement
 from hone.tune.gp.candidates import trust_region_length
-from hone.tune.gp.composite import ATTR_COMPOSITE
 from hone.tune.gp.encoding import Column, columns, enumerable, model_columns
 from hone.tune.gp.model import ATTR_INTERRUPTED
 from hone.tune.gp.sampler import ATTR_BASELINE_POINT, ATTR_NOISE_CV, ATTR_SPACE, ATTR_START, HoneGPSampler
 from hone.tune.gp.settings import GPSettings
 
-__all__ = ["ATTR_BASELINE_POINT", "ATTR_COMPOSITE", "ATTR_INTERRUPTED", "ATTR_NOISE_CV", "ATTR_SPACE", "ATTR_START",
-           "Column", "GPSettings", "HoneGPSampler", "columns", "enumerable", "log_expected_improvement",
-           "model_columns", "trust_region_length"]
+__all__ = ["ATTR_BASELINE_POINT", "ATTR_INTERRUPTED", "ATTR_NOISE_CV", "ATTR_SPACE", "ATTR_START", "Column",
+           "GPSettings", "HoneGPSampler", "columns", "enumerable", "log_expected_improvement", "model_columns",
+           "trust_region_length"]

@@ -33,13 +33,8 @@ def log_expected_improvement(mu: np.ndarray, sigma: np.ndarray, best: float) -> 
 
 def thompson_argmin(gp: Any, cols: list[Column], cands: np.ndarray, rng: np.random.Generator) -> int:
     """The index of the candidate where one joint sample of the GP's latent function (the
-    measurement noise left out) is lowest."""
-    return int(np.argmin(latent_sample(gp, cols, cands, rng)))
-
-
-def latent_sample(gp: Any, cols: list[Column], cands: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One joint sample of the GP's latent function at ``cands`` (its standardised y). Cholesky
-    with jitter, not ``sample_y`` (an SVD: seconds for 2000 candidates)."""
+    measurement noise left out) is lowest. Cholesky with jitter, not ``sample_y`` (an SVD:
+    seconds for 2000 candidates)."""
     mu, cov = gp.predict(encode(cols, cands), return_cov=True)
     cov = cov - noise_level(gp) * np.eye(len(cands))  # predict's covariance includes the WhiteKernel
     scale = float(np.mean(np.diag(cov)))
@@ -51,4 +46,5 @@ def latent_sample(gp: Any, cols: list[Column], cands: np.ndarray, rng: np.random
             continue
     else:  # not positive definite even with jitter: independent samples
         chol = np.diag(np.sqrt(np.maximum(np.diag(cov), 0.0)))
-    return np.asarray(mu + chol @ rng.standard_normal(len(cands)))
+    f = mu + chol @ rng.standard_normal(len(cands))
+    return int(np.argmin(f))

@@ -17,7 +17,6 @@ from optuna.trial import FrozenTrial, TrialState
 
 from hone.tune.gp import candidates as cand
 from hone.tune.gp.acquisition import log_expected_improvement, thompson_argmin
-from hone.tune.gp.composite import CompositeModel, composite_model
 from hone.tune.gp.encoding import (
     Column,
     columns,
@@ -128,8 +127,7 @@ class HoneGPSampler(BaseSampler):
                                      warp=s.thompson_warp, base=base)
         lcb = not thompson and self._coin(trial.number, 0x1CB, s.lcb_share)
         levels = self._ei_argmax(cols, obs[:2], rng, seen, n_done=obs[2], thompson=thompson,
-                                 start=self._n_startup + (base is not None), lcb=lcb, noise=obs[3],
-                                 composite=self._composite(study, trials, cols, trial.number))
+                                 start=self._n_startup + (base is not None), lcb=lcb, noise=obs[3])
         return to_params(cols, levels)
 
     def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
@@ -287,16 +285,6 @@ class HoneGPSampler(BaseSampler):
         ev_lin = self.model.fit(cols, lin[:2], lin[3]).log_marginal_likelihood_value_ + log_jacobian(raw, False)
         return lin if ev_lin > ev_log else log
 
-    def _composite(self, study: optuna.Study, trials: list[FrozenTrial], cols: list[Column],
-                   number: int) -> CompositeModel | None:
-        """A weighted score's model from its metrics (``composite``; :mod:`.composite`), else None."""
-        point = study.user_attrs.get(ATTR_BASELINE_POINT) if self.settings.composite else None
-        if not point or len(study.directions) != 1:
-            return None
-        if not self.settings.baseline_observed or any(c.name not in point["params"] for c in cols):
-            point = {k: v for k, v in point.items() if k != "params"}
-        return composite_model(self.model, cols, trials, point, feasible=self._feasible, exclude=number)
-
     def _probe_turn(self, study: optuna.Study, number: int, cols: list[Column], n_done: int) -> bool:
         """Is trial ``number`` a line probe's turn? Under noise, in spaces too large to enumerate,
         once ``prior_after`` trials are complete: every ``probe_every``-th trial number."""
@@ -313,15 +301,13 @@ class HoneGPSampler(BaseSampler):
 
     def _ei_argmax(self, cols: list[Column], data: Data, rng: np.random.Generator,
                    seen: set[tuple[float, ...]], n_done: int, thompson: bool = False, *,
-                   start: int, lcb: bool = False, noise: float = 0.0,
-                   composite: CompositeModel | None = None) -> list[float]:
+                   start: int, lcb: bool = False, noise: float = 0.0) -> list[float]:
         """The candidate with the largest log EI (``thompson``: the smallest value of one joint
         posterior sample; ``lcb``: the smallest lower confidence bound μ − κσ); ``data``'s first
         ``n_done`` rows are completed trials in trial order
-        (the trust region's history; its first ``start`` rows are the starts); ``composite``: the
-        weighted score's model from its metrics', used instead of the GP of ``data``."""
+        (the trust region's history; its first ``start`` rows are the starts)."""
         s = self.settings
-        gp = composite if composite is not None else self.model.fit(cols, data, noise)
+        gp = self.model.fit(cols, data, noise)
         levels = data[0]
         mu_obs = gp.predict(encode(cols, levels))
         best = float(np.min(mu_obs))
@@ -384,8 +370,6 @@ class HoneGPSampler(BaseSampler):
         cands = cands[fresh]
         if len(cands) > self.settings.ts_max:  # large enumerable spaces: a seeded subset
             cands = cands[np.sort(rng.choice(len(cands), self.settings.ts_max, replace=False))]
-        if isinstance(gp, CompositeModel):
-            return cands[int(np.argmin(gp.sample(cols, cands, rng)))].tolist()
         if self.settings.thompson_hyper:  # its kernel drawn from the hyperparameters' posterior (0073: off)
             gp = self.model.hyper_sample(cols, gp, rng)
         return cands[thompson_argmin(gp, cols, cands, rng)].tolist()

@@ -25,7 +25,6 @@ class GPSettings:
     failed_as_worst: bool = True  # failed trials enter the model just beyond the worst value seen
     noise_floor: float = 1e-6  # WhiteKernel lower bound on standardised y: exact measurements stay exact
     known_noise: float = 0.0  # noisy runs, log-warped y: the bound is at least this share of the measured noise (0065)
-    composite: bool = False  # a weighted score: one GP per metric on log m, the score composed from them
     matern_nu: float = 2.5  # the kernel's smoothness (1.5: rougher fits, 0066)
     length_scale_max: float = 1e2  # Matérn length scales, in units of each knob's [0, 1] range
     table_length_scale: float | None = 1.0  # ... in enumerable spaces (0009); None = length_scale_max
