@@ -376,7 +376,7 @@ def test_under_a_time_budget_the_race_starts_when_three_trials_are_left_and_only
 
     def race(study: optuna.Study, clock: TimeBudget, said: list[str]) -> None:
         assert _race(settings, study, None, RunBudget(None), clock, True,  # type: ignore[arg-type]
-                     lambda _k, line: said.append(line)) is False  # it never stops the search
+                     lambda _k, line: said.append(line), cap=95, start=5) is False  # it never stops the search
 
     study, clock, now, said = session(100)
     assert clock.expected_trials == 90 and clock.trials_left() == 92

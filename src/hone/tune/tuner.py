@@ -767,11 +767,9 @@ def _begin_runs(runs: RunBudget, settings: TuneSettings, space: SearchSpace, war
             pooled = probe.confirm_arms == 2
         except HoneError:
             pooled = True  # not even the paired confirmation of one candidate fits
-        if pooled:  # the fewest rounds its test needs, one more (the paired test's power) when the share allows
-            fewest = rounds_for_alpha(pool, POOLED_ALPHA)
-            plan = dataclasses.replace(plan, confirm_arms=2, confirm_min=fewest,
-                                       confirm_rounds=max(fewest, _asked(settings) or settings.pooled_rounds
-                                                          or fewest + 1))
+        if pooled:
+            fewest, rounds = _pooled_rounds(settings, pool)
+            plan = dataclasses.replace(plan, confirm_arms=2, confirm_min=fewest, confirm_rounds=rounds)
     line = runs.begin(plan)
     if line:
         phase("runs", line)
@@ -782,6 +780,13 @@ def _begin_runs(runs: RunBudget, settings: TuneSettings, space: SearchSpace, war
     if pooled:
         _say_pooled(phase, runs.confirm_rounds, pool, "runs")
     return runs.confirm_rounds if pooled else 0
+
+
+def _pooled_rounds(settings: TuneSettings, pool: int) -> tuple[int, int]:
+    """The pooled confirmation's (fewest rounds its test needs against ``pool`` baseline runs,
+    rounds): one more than the fewest (the paired test's power) unless the user asked otherwise."""
+    fewest = rounds_for_alpha(pool, POOLED_ALPHA)
+    return fewest, max(fewest, _asked(settings) or settings.pooled_rounds or fewest + 1)
 
 
 def _say_pooled(phase: Callable[[str, str], None], k: int, pool: int, left: str) -> None:
@@ -805,23 +810,21 @@ def _confirmation_in_time(settings: TuneSettings, clock: TimeBudget, runs: RunBu
     def paired_s(arms: int) -> float:
         return (max(settings.confirm_rounds, MIN_ROUNDS) + min(1, warmup)) * arms * clock.per_run
 
+    def keep(n: int) -> int:
+        if n < top_k:
+            clock.cuts.append(f"{label}: {n} candidate{'s' if n > 1 else ''} instead of {top_k} (the "
+                              f"confirmation gets at most {100 * settings.confirm_share:g}% of the time, the search "
+                              "the rest)")
+        return min(n, top_k)
+
     fits = next((a for a in range(top_k + 1, 1, -1) if paired_s(a) <= share_s), 0)
     pooled = settings.pooled_confirm and poolable and pool >= 2 and (fits == 0 or fits == 2)
     if not pooled:
-        keep = max(1, fits - 1)  # not even one fits: one, as --max-runs keeps
-        if keep < top_k:
-            clock.cuts.append(f"{label}: {keep} candidate{'s' if keep > 1 else ''} instead of {top_k} (the "
-                              f"confirmation gets at most {100 * settings.confirm_share:g}% of the time, the search "
-                              "the rest)")
-        return 0, min(keep, top_k)
-    fewest = rounds_for_alpha(pool, POOLED_ALPHA)
-    rounds = max(fewest, _asked(settings) or settings.pooled_rounds or fewest + 1)
+        return 0, keep(max(1, fits - 1))  # not even one fits: one, as --max-runs keeps
+    fewest, rounds = _pooled_rounds(settings, pool)
     runs.replan(confirm_arms=2, confirm_rounds=rounds, confirm_min=fewest)
-    if top_k > 1:
-        clock.cuts.append(f"{label}: 1 candidate instead of {top_k} (the confirmation gets at most "
-                          f"{100 * settings.confirm_share:g}% of the time, the search the rest)")
     _say_pooled(phase, rounds, pool, "time")
-    return rounds, 1
+    return rounds, keep(1)
 
 
 def _ablate_later(settings: TuneSettings, loaded: LoadedSpec, storage: str, name: str, study: optuna.Study, *,
@@ -913,7 +916,7 @@ def _ablate_winner(loaded: LoadedSpec, configurator: Configurator, objective: Ob
 
 
 def _race(settings: TuneSettings, study: optuna.Study, space: SearchSpace, runs: RunBudget, clock: TimeBudget,
-          noisy: bool, phase: Callable[[str, str], None], *, cap: int | None = None, start: int = 0) -> bool:
+          noisy: bool, phase: Callable[[str, str], None], *, cap: int, start: int) -> bool:
     """Asked before each trial: when the search has ``settings.race`` trials left (whichever of the
     run budget, the time budget or the trial cap ``cap`` ends it; noisy one-run trials, a space small
     enough to enumerate), queue the best observed few to be measured once more: a single lucky run
@@ -922,8 +925,8 @@ def _race(settings: TuneSettings, study: optuna.Study, space: SearchSpace, runs:
     the search."""
     if not settings.race or not noisy:
         return False
-    fits: list[int] = []  # the trials left, by each budget that applies
-    lengths: list[int] = []  # the search's trials, by each
+    fits: list[int] = []  # the trials left, by each budget that applies besides the cap
+    lengths = [cap - start]  # the search's trials, by each
     left = runs.left()
     if left is not None and runs.plan is not None:
         fits.append((left - runs.reserve) // runs.plan.trial_first)
@@ -931,22 +934,14 @@ def _race(settings: TuneSettings, study: optuna.Study, space: SearchSpace, runs:
     elif (time_fit := clock.trials_left()) is not None:  # --max-time: at the time the trials take
         fits.append(time_fit)
         lengths.append(clock.expected_trials or 0)
-    if cap is not None:
-        lengths.append(cap - start)
     # at most a tenth of the search: at 30 runs it cost more trials than it gave back (0106)
-    if not lengths or min(lengths) < 10 * settings.race:
-        return False
-    if fits and min(fits) < 2:  # too late for a race (none is left queued)
+    if min(lengths) < 10 * settings.race:
         return False
     if not settings.race_all and space.size() > GPSettings.enumerate_limit:
         return False
-    if fits and min(fits) > settings.race and cap is None:  # not yet
-        return False
-    done = len(finished_trials(study))  # storage reads from here on, once the race may be due
-    if cap is not None:
-        fits.append(cap - done)
-    fit = min(fits)
-    if fit > settings.race or fit < 2:
+    done = len(finished_trials(study))  # storage reads from here on, once the rest allows a race
+    fit = min([*fits, cap - done])
+    if fit > settings.race or fit < 2:  # not yet; or too late for a race (none is left queued)
         return False
     raced = study.user_attrs.get(ATTR_RACED)  # the trials the study had at its last race
     if raced is not None and (isinstance(raced, bool) or done - int(raced) < 10 * settings.race):
