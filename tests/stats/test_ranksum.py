@@ -75,6 +75,18 @@ def test_identical_runs_are_equivalent_and_overlapping_ones_inconclusive_with_th
     mixed = compare_runs_unpaired([1.0, 1.02, 0.99, 1.01, 1.0, 1.0], [1.05, 0.97, 1.0], goal="minimize")
     assert mixed.verdict == "inconclusive" and "not significant" in mixed.reason
     assert "could be anywhere from -3.96% to +5.00%" in mixed.reason
+    assert same.rounds_needed is None
+
+
+def test_an_inconclusive_shift_says_about_how_many_paired_rounds_would_settle_it() -> None:
+    ref = [100.0, 108.0, 93.0, 104.0, 97.0, 101.0, 95.0]  # ±5%
+    cand = [106.0, 99.0, 110.0, 103.0]  # about +4%
+    c = compare_runs_unpaired(ref, cand, goal="maximize")
+    assert c.verdict == "inconclusive" and c.change_pct > 0
+    # the shift's variance is a mean over 2·7·4/11 ≈ 5 rounds': the CI's half-width over the shift, squared
+    lo, hi = (math.log1p(x / 100) for x in c.ci_pct)
+    assert c.rounds_needed == math.ceil(5 * ((hi - lo) / 2 / math.log1p(c.change_pct / 100)) ** 2) > 5
+    assert compare_runs_unpaired(ref, [130.0, 131.0, 129.0, 132.0], goal="maximize").rounds_needed is None
 
 
 def test_too_few_runs_for_the_test_are_inconclusive_and_bad_values_dropped() -> None:

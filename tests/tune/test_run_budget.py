@@ -8,6 +8,7 @@ import dataclasses
 import json
 import re
 import shlex
+import sys
 from pathlib import Path
 
 import optuna
@@ -96,6 +97,7 @@ def test_a_winner_the_budget_cannot_ablate_says_so_and_how_to_measure_its_top_ch
     assert res.code == 0, res.err + res.out
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["ablation"] is None and doc["budget"]["runs_spent"]["ablation"] == 0
+    assert doc["settle"] is None  # a recommendation: nothing to settle
     # every trial changes all three knobs: 6 rounds × (4 leave-one-out arms + 3) do not fit in what is left
     left = 30 - doc["budget"]["runs_total"]
     assert doc["not_ablated"] == ("which of its 3 changes carry the gain was not measured: the ablation needs up "
@@ -721,3 +723,56 @@ def test_the_race_takes_the_last_trials_of_a_trial_cap_and_a_resumed_search_race
                "--sampler", "random", "--no-ablation")
     assert res.code == 0, res.err + res.out
     assert raced() == [30, 31, 32, 63, 64, 65] and len(study.get_trials(deepcopy=False)) == 66, res.out
+
+
+WOBBLY_BENCH = """
+import pathlib, sys
+log = pathlib.Path(sys.argv[2])
+n = len(log.read_text().splitlines()) if log.exists() else 0
+log.write_text(log.read_text() + "run\\n" if log.exists() else "run\\n")
+# a 4% gain under ±15% of noise that a few runs cannot tell apart (the same sequence every session)
+wobble = [0.9, 1.12, 0.86, 1.05, 1.15, 0.95, 0.88, 1.1, 1.0, 0.92, 1.13, 0.87][n % 12]
+tps = 100 * (1.04 if sys.argv[1] == 'on' else 1.0) * wobble
+print(f"lat: {4000 / tps}")
+print(f"tps: {tps}")
+"""
+
+
+def test_an_inconclusive_candidate_comes_with_the_comparison_that_settles_it(
+        hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "bench.py").write_text(WOBBLY_BENCH)
+    log = tmp_path / "runs.log"
+    spec = tmp_path / "hone.yaml"
+    spec.write_text(yaml.safe_dump({
+        "name": "wobbly",
+        "benchmark": {"command": [sys.executable, str(tmp_path / "bench.py"), "{cache}", str(log)], "timeout": 20,
+                      "repeats": 3, "warmup": 0},
+        "metrics": [{"name": "latency", "extract": {"regex": "lat: ([0-9.]+)"}, "goal": "minimize", "weight": 0},
+                    {"name": "tps", "extract": {"regex": "tps: ([0-9.]+)"}, "goal": "maximize"}],
+        "knobs": [{"name": "cache", "kind": "param", "values": ["off", "on"], "default": "off"}],
+        "tune": {"seed": 1}}))
+    res = hone("tune", spec, "--max-runs", "14", "--json", tmp_path / "r.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((tmp_path / "r.json").read_text())
+    comp = doc["best_candidate"]["comparison"]
+    assert doc["recommended"] is None and comp["verdict"] == "inconclusive" and comp["change_pct"] > 0, res.out
+    rounds = max(MIN_ROUNDS, comp["rounds_needed"])
+    # the spec's first metric is not the scored one: the comparison names it
+    command = (f"hone compare {spec} --variant best:cache=on --rounds {rounds} --max-rounds {4 * rounds} "
+               "--max-time 0 --metric tps")
+    assert doc["settle"] == {"candidate": doc["best_candidate"]["name"], "trial": doc["best_candidate"]["trial"],
+                             "config": {"cache": "on"}, "rounds": rounds, "max_rounds": 4 * rounds,
+                             "command": command}
+    assert f"about {comp['rounds_needed']} rounds would settle it" in doc["keep_reason"]
+    shown = hone("report", tmp_path / "r.json")
+    for out in (res.out, shown.out):
+        assert f"first look after {rounds} rounds, {2 * rounds} runs; up to {4 * rounds} rounds while undecided): " \
+               f"{command}" in " ".join(out.split()), out
+    page = tmp_path / "r.html"
+    assert hone("report", tmp_path / "r.json", "--html", page).code == 0
+    assert f"<code>{command}</code>" in page.read_text()
+    # the comparison it names runs as printed (fewer rounds here)
+    args = shlex.split(command)[1:]
+    args[args.index("--rounds") + 1] = args[args.index("--max-rounds") + 1] = "2"
+    cmp = hone(*args, "--warmup", "0")
+    assert cmp.code == 0 and "best" in cmp.out, cmp.err + cmp.out

@@ -39,6 +39,7 @@ from hone.report.tune_terminal import (
     recommendation_text,
     result_table,
     risk_lines,
+    settle_lines,
 )
 from hone.run.conflicts import check_conflicts
 from hone.tune import SAMPLERS, TrialOutcome, TuneEvents, TuneResult, TuneSettings, finished_trials, tune
@@ -270,6 +271,8 @@ def _print_result(result: TuneResult) -> None:
     if result.winner is None:
         console.print(Text.assemble(("Recommendation: keep the current configuration", "bold yellow"),
                                     f" ({keep_reason(result.confirmations)})"))
+        for line in settle_lines(doc):
+            console.print(line)
     else:
         comp = result.winner.comparison
         console.print(Text.assemble(

@@ -78,6 +78,7 @@ def render(data: dict[str, Any]) -> Group:
         lines.append(Text("Recommendation: keep the current configuration"))
         if data.get("keep_reason"):  # version 2 (and late version 1) documents
             lines.append(Text(f"  {data['keep_reason']}"))
+        lines += settle_lines(data)
     lines += ablation_lines(data)
     lines.append(Text(f"trials: {data.get('trials')} ({data.get('failed_trials')} failed), seed {data.get('seed')}, "
                       f"sampler {data.get('sampler')}, storage {data.get('storage')}"))
@@ -216,6 +217,16 @@ def not_ablated_lines(data: dict[str, Any]) -> list[Text]:
     if data.get("ablate_later"):
         lines.append(Text(f"  the ablation later, on this study (no new trials): {data['ablate_later']}"))
     return lines
+
+
+def settle_lines(data: dict[str, Any]) -> list[Text]:
+    """Nothing recommended, a candidate inconclusive: the ``hone compare`` that settles it."""
+    settle = data.get("settle")
+    if not isinstance(settle, dict) or not settle.get("command"):
+        return []
+    r, most = settle.get("rounds"), settle.get("max_rounds")
+    return [Text(f"  settle it ({settle.get('candidate')}'s changes against the machine as it is: first look "
+                 f"after {r} rounds, {2 * r} runs; up to {most} rounds while undecided): {settle['command']}")]
 
 
 def risk_lines(data: dict[str, Any]) -> list[Text]:

@@ -26,7 +26,7 @@ from math import comb
 
 import numpy as np
 
-from hone.stats.paired import Goal, PairedComparison, _pct, _range_text, _sps, beyond
+from hone.stats.paired import Goal, PairedComparison, _pct, _range_text, _sps, beyond, rounds_to_settle
 
 
 def min_p(m: int, n: int) -> float:
@@ -113,9 +113,15 @@ def compare_runs_unpaired(reference: Sequence[float], candidate: Sequence[float]
     else:
         what = f"significant but below the {threshold:.1%} threshold" if significant else "not significant"
         verdict, reason = "inconclusive", f"{what} ({test}): the change {_range_text(lo, hi)}"
+    # inconclusive: the paired rounds a fresh comparison would need, from the rounds whose mean
+    # has this shift's variance (2/r = 1/m + 1/n)
+    needed = (rounds_to_settle(max(1, round(2 * m * n / (m + n))), shift, lo, hi,
+                               min(abs(math.log1p(threshold)), abs(math.log1p(-threshold))))
+              if verdict == "inconclusive" and threshold < 1 else None)
     return PairedComparison(n=n, ratio=math.exp(shift), change_pct=_pct(shift), ci_pct=(_pct(lo), _pct(hi)),
                             p_value=p, verdict=verdict, mde_pct=_pct(spread),  # type: ignore[arg-type]
-                            improved=verdict == "faster", reason=reason, **common)  # type: ignore[arg-type]
+                            improved=verdict == "faster", reason=reason, rounds_needed=needed,
+                            **common)  # type: ignore[arg-type]
 
 
 def compare_identical(reference: Sequence[float], candidate: Sequence[float], *, goal: Goal = "minimize",

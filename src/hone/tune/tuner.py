@@ -203,6 +203,7 @@ class TuneResult:
     risks: list[dict[str, str]] = field(default_factory=list)  # trade-offs of the recommended values
     budget: dict[str, Any] | None = None  # the time and run budgets, the estimate, the time and runs spent
     failed_knobs: dict[str, int] = field(default_factory=dict)  # failed trials by the knob at fault, most first
+    settle: dict[str, Any] | None = None  # nothing recommended, one inconclusive: the compare that settles it
 
     @property
     def verdict(self) -> str:
@@ -270,6 +271,7 @@ class TuneResult:
             "ablation": self.ablation.to_dict() if self.ablation else None,
             "not_ablated": self.not_ablated,
             "ablate_later": self.ablate_later,
+            "settle": self.settle,
             "budget": self.budget,
             "started": self.started,
             "finished": self.finished,
@@ -626,6 +628,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         system_knobs=[n for n, d in configurator.drivers.items() if d.changes_system], unchanged=unchanged,
         risks=risks(list(spec.knobs), dict(winner.candidate.config)) if winner is not None else [],
         failed_knobs=dict(blamed.most_common()), not_ablated=not_ablated, ablate_later=ablate_later,
+        settle=_settle(loaded, settings, objective, confirmations, baseline) if winner is None else None,
     )
     study.set_user_attr("hone_result", _jsonable(result.to_json()))
     if settings.max_runs is not None:
@@ -840,6 +843,44 @@ def _ablate_later(settings: TuneSettings, loaded: LoadedSpec, storage: str, name
     elif seconds is not None and math.isfinite(seconds):
         parts += ["--max-time", f"{max(1, math.ceil(seconds / 60))}m"]
     return shlex.join(parts)
+
+
+#: ``hone compare`` looks at R, 2R and 4R rounds while undecided, α spent over the looks
+SETTLE_LOOKS = 4
+
+
+def _settle(loaded: LoadedSpec, settings: TuneSettings, objective: Objective, confirmations: list[Confirmation],
+            baseline: dict[str, Any]) -> dict[str, Any] | None:
+    """Nothing recommended and a candidate's verdict inconclusive with an estimated gain: the
+    ``hone compare`` of its changes against the machine as it is, in fresh interleaved rounds,
+    that settles it. A user who pays for each run can spend them on this one candidate instead
+    of a new search. The first look comes at about the rounds its confirmation says would settle
+    it (at least the 6 the paired test needs); the looks double up to 4× that while undecided.
+    Single objectives only: ``hone compare`` judges one metric, not a weighted figure."""
+
+    def gain(c: Confirmation) -> float:  # its estimated change along the goal
+        return c.comparison.change_pct * (1.0 if c.comparison.goal == "maximize" else -1.0)
+
+    open_ = [c for c in confirmations if c.comparison.verdict == "inconclusive" and gain(c) > 0]
+    if objective.mode != "single" or not open_:
+        return None
+    best = max(open_, key=gain)
+    changed = changed_knobs(loaded, best.candidate.config, baseline.get("config", {}))
+    values = {k: str(best.candidate.config[k]) for k in changed}
+    if not values or any("," in v for v in values.values()):  # a comma would split the --variant
+        return None
+    rounds = max(MIN_ROUNDS, best.comparison.rounds_needed or 0)
+    variant = "best:" + ",".join(f"{k}={v}" for k, v in values.items())
+    parts = ["hone", "compare", str(settings.spec_path or loaded.path), "--variant", variant,
+             "--rounds", str(rounds), "--max-rounds", str(SETTLE_LOOKS * rounds), "--max-time", "0"]
+    metric = objective.metrics[0].name
+    if metric != loaded.spec.metrics[0].name:  # compare's default is the spec's first metric
+        parts += ["--metric", metric]
+    if not math.isclose(settings.threshold, 0.01):  # ... and a 1% threshold
+        parts += ["--threshold", f"{100 * settings.threshold:g}"]
+    command = shlex.join(parts)
+    return {"candidate": best.candidate.name, "trial": best.candidate.trial_number, "config": values,
+            "rounds": rounds, "max_rounds": SETTLE_LOOKS * rounds, "command": command}
 
 
 def _budget(clock: TimeBudget, runs: RunBudget, trials_total: int) -> dict[str, Any]:

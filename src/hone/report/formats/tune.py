@@ -237,6 +237,17 @@ class ObjectiveV2(TypedDict):
     label: str
 
 
+class SettleV2(TypedDict):
+    """The ``hone compare`` that settles a candidate whose confirmation was inconclusive."""
+
+    candidate: str
+    trial: int | None
+    config: dict[str, str]  # its changes, as the --variant gives them
+    rounds: int  # the first look
+    max_rounds: int
+    command: str
+
+
 class TuneV2(TypedDict):
     format: Literal["hone-tune/2"]
     spec: str
@@ -274,6 +285,7 @@ class TuneV2(TypedDict):
     ablation: AblationV2 | None
     not_ablated: NotRequired[str | None]  # added within version 2: why a winner of 2+ changes was not ablated
     ablate_later: NotRequired[str | None]  # added within version 2: the --resume that ablates it without new trials
+    settle: NotRequired[SettleV2 | None]  # added within version 2: the hone compare that settles an inconclusive one
     budget: BudgetV2 | None
     started: float
     finished: float
