@@ -240,6 +240,42 @@ knobs:
     assert conf.read_text() == "level = 1\n"
 
 
+def test_metric_objective_compares_a_weighted_spec_on_the_figure_hone_tune_confirms_on(
+        hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import math
+
+    conf = tmp_path / "app.conf"
+    conf.write_text("level = 2\n")
+    spec = tmp_path / "hone.yaml"
+    # level 3: 20% more throughput for 50% more latency: the latency's weight decides
+    spec.write_text(f"""
+benchmark:
+  command: [sh, -c, 'l=$(cut -d" " -f3 {conf}); echo "tps: $((100 + 20 * (l - 2)))"; echo "lat: $((10 + 5 * (l - 2)))"']
+metrics:
+  - {{name: tps, extract: {{regex: 'tps: ([0-9]+)'}}, goal: maximize, weight: 60}}
+  - {{name: lat, extract: {{regex: 'lat: ([0-9]+)'}}, goal: minimize, weight: 40}}
+knobs:
+  - {{name: level, kind: file, path: {conf}, key: level, type: int, range: [0, 9]}}
+""")
+    out = tmp_path / "r.json"
+    r = hone("compare", spec, "--variant", "three:level=3", "--rounds", "6", "--max-time", "0", "--warmup", "0",
+             "--metric", "objective", "--export-json", out)
+    assert r.code == 0, r.err
+    doc = json.loads(out.read_text())
+    assert doc["metric"] == "objective" and doc["goal"] == "maximize"
+    assert doc["metric_reason"] == ("the spec's objective, as hone tune confirms it: the weighted geometric mean of "
+                                    "tps×60, lat⁻¹×40")
+    runs = {v["name"]: v["runs"][0]["metrics"] for v in doc["rows"][0]["variants"]}
+    assert runs["three"]["objective"] == pytest.approx(math.exp((60 * math.log(120) - 40 * math.log(15)) / 100))
+    comp = _comparison(doc, "three")
+    # 1.2^0.6 · 1.5^-0.4 = 0.9434: worse on the figure, though its first metric is 20% better
+    assert comp["change_pct"] == pytest.approx(100 * (1.2**0.6 * 1.5**-0.4 - 1)) and comp["verdict"] == "slower"
+    tps = hone("compare", spec, "--variant", "three:level=3", "--rounds", "6", "--max-time", "0", "--warmup", "0",
+               "--export-json", out)
+    assert tps.code == 0 and _comparison(json.loads(out.read_text()), "three")["verdict"] == "faster"
+    assert conf.read_text() == "level = 2\n"
+
+
 def test_ctrl_c_mid_comparison_restores_every_knob(state_dir: Path, tmp_path: Path) -> None:
     import os
     import signal

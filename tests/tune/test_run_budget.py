@@ -738,8 +738,9 @@ print(f"tps: {tps}")
 """
 
 
+@pytest.mark.parametrize(("latency_weight", "metric"), [(0, "tps"), (40, "objective")])
 def test_an_inconclusive_candidate_comes_with_the_comparison_that_settles_it(
-        hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+        hone, tmp_path: Path, latency_weight: int, metric: str) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "bench.py").write_text(WOBBLY_BENCH)
     log = tmp_path / "runs.log"
     spec = tmp_path / "hone.yaml"
@@ -747,7 +748,8 @@ def test_an_inconclusive_candidate_comes_with_the_comparison_that_settles_it(
         "name": "wobbly",
         "benchmark": {"command": [sys.executable, str(tmp_path / "bench.py"), "{cache}", str(log)], "timeout": 20,
                       "repeats": 3, "warmup": 0},
-        "metrics": [{"name": "latency", "extract": {"regex": "lat: ([0-9.]+)"}, "goal": "minimize", "weight": 0},
+        "metrics": [{"name": "latency", "extract": {"regex": "lat: ([0-9.]+)"}, "goal": "minimize",
+                     "weight": latency_weight},
                     {"name": "tps", "extract": {"regex": "tps: ([0-9.]+)"}, "goal": "maximize"}],
         "knobs": [{"name": "cache", "kind": "param", "values": ["off", "on"], "default": "off"}],
         "tune": {"seed": 1}}))
@@ -757,9 +759,9 @@ def test_an_inconclusive_candidate_comes_with_the_comparison_that_settles_it(
     comp = doc["best_candidate"]["comparison"]
     assert doc["recommended"] is None and comp["verdict"] == "inconclusive" and comp["change_pct"] > 0, res.out
     rounds = max(MIN_ROUNDS, comp["rounds_needed"])
-    # the spec's first metric is not the scored one: the comparison names it
+    # the spec's first metric is not what the confirmation judged (tps alone, or the weighted figure): it is named
     command = (f"hone compare {spec} --variant best:cache=on --rounds {rounds} --max-rounds {4 * rounds} "
-               "--max-time 0 --metric tps")
+               f"--max-time 0 --metric {metric}")
     assert doc["settle"] == {"candidate": doc["best_candidate"]["name"], "trial": doc["best_candidate"]["trial"],
                              "config": {"cache": "on"}, "rounds": rounds, "max_rounds": 4 * rounds,
                              "command": command}
@@ -776,3 +778,4 @@ def test_an_inconclusive_candidate_comes_with_the_comparison_that_settles_it(
     args[args.index("--rounds") + 1] = args[args.index("--max-rounds") + 1] = "2"
     cmp = hone(*args, "--warmup", "0")
     assert cmp.code == 0 and "best" in cmp.out, cmp.err + cmp.out
+    assert f"metric {metric}" in " ".join(cmp.out.split()), cmp.out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ from hone.run.configure import Configurator, changes_machine, parse_assignments
 from hone.run.conflicts import check_conflicts
 from hone.run.journal import machine_lock_if
 from hone.spec.models import MAX_TIMEOUT_S
+from hone.tune.objective import Objective, build_objective
 
 
 def _is_spec(path: str) -> bool:
@@ -69,8 +71,10 @@ def _is_spec(path: str) -> bool:
                    "--rounds rounds.")
 @click.option("--metric", default=None,
               help="Metric to compare: cpu_time, wall_time, user_time, sys_time, max_rss, instructions (counted "
-                   "by perf where the PMU counts them, else valgrind: repeatable, 5-50x slower) or a spec metric "
-                   "(default: cpu_time for CPU-bound commands, else wall_time; a spec's first metric).")
+                   "by perf where the PMU counts them, else valgrind: repeatable, 5-50x slower), a spec metric, "
+                   "or objective: the spec's scored metrics as hone tune confirms them (weighted: their weighted "
+                   "geometric mean) (default: cpu_time for CPU-bound commands, else wall_time; a spec's first "
+                   "metric).")
 @click.option("--threshold", type=click.FloatRange(min=0), default=1.0, show_default=True,
               help="Smallest change that matters, in %: faster/slower need at least this much; equivalent means "
                    "the whole CI lies within ±this.")
@@ -205,6 +209,22 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
     check_gate(result, gate)
 
 
+#: ``--metric objective``: what ``hone tune`` confirms on, so a tune result's candidate can be compared on it
+OBJECTIVE = "objective"
+
+
+def _with_objective(run: Callable[[], Measurement], objective: Objective) -> Callable[[], Measurement]:
+    """``run``, its measurement carrying the objective's figure as the metric ``objective``."""
+
+    def measured() -> Measurement:
+        m = run()
+        if m.ok:
+            m.metrics[OBJECTIVE] = objective.geometric(m.metrics)
+        return m
+
+    return measured
+
+
 class VariantFailedError(HoneError):
     """A variant produced no successful run: the comparison is reported, then exit 1."""
 
@@ -267,7 +287,14 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
         sweep_values = [parse_assignments(loaded, [f"{sweep_spec[0]}={v}"], flag="--sweep")[sweep_spec[0]]
                         for v in sweep_spec[1]]
     spec_metric = loaded.spec.metrics[0]
-    if settings.metric is None:
+    objective = None
+    if settings.metric == OBJECTIVE and OBJECTIVE not in {m.name for m in loaded.spec.metrics}:
+        objective = build_objective(list(loaded.spec.metrics), loaded.spec.tune.objective)
+        if objective.mode == "single":  # the one scored metric itself
+            settings.metric, objective = objective.metrics[0].name, None
+    if objective is not None:
+        settings.goal, unit = "maximize", None
+    elif settings.metric is None:
         settings.metric = spec_metric.name
         settings.goal = spec_metric.goal
         unit = spec_metric.unit
@@ -298,13 +325,20 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
 
             def make(sv: tuple[str, str] | None) -> list[Any]:
                 bound = (sv[0], value_map[sv[1]]) if sv else None
-                return spec_variants(loaded, configurator, arms, settings, baseline, bound)
+                variants = spec_variants(loaded, configurator, arms, settings, baseline, bound)
+                if objective is not None:
+                    for v in variants:
+                        v.run = _with_objective(v.run, objective)
+                return variants
 
             result = run_compare(arms, settings, kind="spec", sweep=sweep_spec, make_variants=make,
                                  spec={"path": str(loaded.path), "name": loaded.spec.name},
                                  spec_text=loaded.path.read_text(), metric_unit=unit, on_run=on_run,
                                  on_look=_look_printer(progress, task, len(arms), unit))
             why = "chosen with --metric" if args and settings.metric != spec_metric.name else "the spec's first metric"
+            if objective is not None:
+                why = "the spec's objective, as hone tune confirms it: the weighted geometric mean of " + ", ".join(
+                    f"{m.name}{'' if m.goal == 'maximize' else '⁻¹'}×{abs(m.weight):g}" for m in objective.metrics)
             result["metric_reason"] = with_counter(why, settings.metric)
         finally:
             problems = configurator.restore()

@@ -109,13 +109,20 @@ class Objective:
             m = self.metrics[0]
             return float(means[m.name]), str(m.goal)
         if all(means[m.name] > 0 for m in self.metrics):
-            total_w = sum(abs(m.weight) for m in self.metrics) or 1.0
-            log = sum(
-                abs(m.weight) * (1 if m.goal == "maximize" else -1) * math.log(means[m.name]) for m in self.metrics
-            )
-            return math.exp(log / total_w), "maximize"
+            return self.geometric(means), "maximize"
         m = self.primary
         return float(means[m.name]), str(m.goal)
+
+    def geometric(self, means: Mapping[str, float]) -> float:
+        """The weighted geometric mean of the scored metrics, each raised to ±weight so that
+        larger is better (NaN when one is missing, not finite or ≤ 0)."""
+        got = [float(means.get(m.name, math.nan)) for m in self.metrics]
+        if not all(math.isfinite(v) and v > 0 for v in got):
+            return math.nan
+        total_w = sum(abs(m.weight) for m in self.metrics) or 1.0
+        log = sum(abs(m.weight) * (1 if m.goal == "maximize" else -1) * math.log(v)
+                  for m, v in zip(self.metrics, got, strict=True))
+        return math.exp(log / total_w)
 
     @property
     def primary(self) -> Metric:

@@ -856,13 +856,14 @@ def _settle(loaded: LoadedSpec, settings: TuneSettings, objective: Objective, co
     that settles it. A user who pays for each run can spend them on this one candidate instead
     of a new search. The first look comes at about the rounds its confirmation says would settle
     it (at least the 6 the paired test needs); the looks double up to 4× that while undecided.
-    Single objectives only: ``hone compare`` judges one metric, not a weighted figure."""
+    A weighted objective is compared on the figure the confirmation judged (``--metric
+    objective``); a Pareto front has no one figure to settle."""
 
     def gain(c: Confirmation) -> float:  # its estimated change along the goal
         return c.comparison.change_pct * (1.0 if c.comparison.goal == "maximize" else -1.0)
 
     open_ = [c for c in confirmations if c.comparison.verdict == "inconclusive" and gain(c) > 0]
-    if objective.mode != "single" or not open_:
+    if objective.mode == "pareto" or not open_:
         return None
     best = max(open_, key=gain)
     changed = changed_knobs(loaded, best.candidate.config, baseline.get("config", {}))
@@ -873,7 +874,7 @@ def _settle(loaded: LoadedSpec, settings: TuneSettings, objective: Objective, co
     variant = "best:" + ",".join(f"{k}={v}" for k, v in values.items())
     parts = ["hone", "compare", str(settings.spec_path or loaded.path), "--variant", variant,
              "--rounds", str(rounds), "--max-rounds", str(SETTLE_LOOKS * rounds), "--max-time", "0"]
-    metric = objective.metrics[0].name
+    metric = objective.metrics[0].name if objective.mode == "single" else "objective"
     if metric != loaded.spec.metrics[0].name:  # compare's default is the spec's first metric
         parts += ["--metric", metric]
     if not math.isclose(settings.threshold, 0.01):  # ... and a 1% threshold
