@@ -263,6 +263,7 @@ knobs:
     assert r.code == 0, r.err
     doc = json.loads(out.read_text())
     assert doc["metric"] == "objective" and doc["goal"] == "maximize"
+    assert "objective (higher is better)" in r.out  # a figure without a unit
     assert doc["metric_reason"] == ("the spec's objective, as hone tune confirms it: the weighted geometric mean of "
                                     "tps×60, lat⁻¹×40")
     runs = {v["name"]: v["runs"][0]["metrics"] for v in doc["rows"][0]["variants"]}

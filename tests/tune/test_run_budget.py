@@ -779,3 +779,29 @@ def test_an_inconclusive_candidate_comes_with_the_comparison_that_settles_it(
     cmp = hone(*args, "--warmup", "0")
     assert cmp.code == 0 and "best" in cmp.out, cmp.err + cmp.out
     assert f"metric {metric}" in " ".join(cmp.out.split()), cmp.out
+
+
+@pytest.mark.parametrize(("change_pct", "goal", "settled"), [(5.0, "maximize", True), (0.5, "maximize", False),
+                                                            (-5.0, "maximize", False), (-5.0, "minimize", True)])
+def test_only_an_estimated_gain_of_at_least_the_threshold_is_worth_settling(
+        tmp_path: Path, change_pct: float, goal: str, settled: bool) -> None:
+    from hone.spec.loader import load_spec
+    from hone.stats.paired import PairedComparison
+    from hone.tune.confirm import Candidate, Confirmation
+    from hone.tune.objective import build_objective
+    from hone.tune.tuner import TuneSettings, _settle
+
+    spec = write_workload(tmp_path)
+    loaded = load_spec(spec)
+    comp = PairedComparison(n=4, ratio=1 + change_pct / 100, change_pct=change_pct, ci_pct=(-20.0, 30.0),
+                            p_value=0.5, verdict="inconclusive", mde_pct=10.0, improved=False, goal=goal,  # type: ignore[arg-type]
+                            rounds_needed=3)
+    cand = Candidate(name="trial 4", trial_number=4, config={"level": 3, "x": 1}, search_means={})
+    got = _settle(loaded, TuneSettings(trials=8), build_objective(list(loaded.spec.metrics)), [Confirmation(cand, comp)],
+                  {"config": {"level": 1, "x": 1}})
+    if not settled:
+        assert got is None
+        return
+    # only the changed knob; at least the 6 rounds the paired test needs
+    assert got == {"candidate": "trial 4", "trial": 4, "config": {"level": "3"}, "rounds": 6, "max_rounds": 24,
+                   "command": f"hone compare {spec} --variant best:level=3 --rounds 6 --max-rounds 24 --max-time 0"}

@@ -40,7 +40,8 @@ def render_row(data: dict[str, Any], row: dict[str, Any]) -> Table:
     means = [s["mean"] for s in row["summaries"].values() if s.get("mean") is not None]
     factor, unit = display_scale(data.get("unit") or "", means)
     label = row_label(data, row)
-    title = f"{metric} ({unit}, {'lower' if data['goal'] == 'minimize' else 'higher'} is better)"
+    better = f"{'lower' if data['goal'] == 'minimize' else 'higher'} is better"
+    title = f"{metric} ({unit + ', ' if unit else ''}{better})"
     table = Table(title=f"{label}  {title}" if label else title, title_justify="left")
     for col in ("variant", "n", "failed", "mean", "± stddev", "stddev/mean", "P95", "wall mean",
                 f"vs {data['reference']}", ci_label(data, row), "p", "verdict"):

@@ -851,10 +851,10 @@ SETTLE_LOOKS = 4
 
 def _settle(loaded: LoadedSpec, settings: TuneSettings, objective: Objective, confirmations: list[Confirmation],
             baseline: dict[str, Any]) -> dict[str, Any] | None:
-    """Nothing recommended and a candidate's verdict inconclusive with an estimated gain: the
-    ``hone compare`` of its changes against the machine as it is, in fresh interleaved rounds,
-    that settles it. A user who pays for each run can spend them on this one candidate instead
-    of a new search. The first look comes at about the rounds its confirmation says would settle
+    """Nothing recommended and a candidate's verdict inconclusive with an estimated gain of at
+    least the threshold: the ``hone compare`` of its changes against the machine as it is, in
+    fresh interleaved rounds, that settles it. A user who pays for each run can spend them on
+    this one candidate instead of a new search. The first look comes at about the rounds its confirmation says would settle
     it (at least the 6 the paired test needs); the looks double up to 4× that while undecided.
     A weighted objective is compared on the figure the confirmation judged (``--metric
     objective``); a Pareto front has no one figure to settle."""
@@ -862,7 +862,8 @@ def _settle(loaded: LoadedSpec, settings: TuneSettings, objective: Objective, co
     def gain(c: Confirmation) -> float:  # its estimated change along the goal
         return c.comparison.change_pct * (1.0 if c.comparison.goal == "maximize" else -1.0)
 
-    open_ = [c for c in confirmations if c.comparison.verdict == "inconclusive" and gain(c) > 0]
+    # below the threshold, more rounds could show it equivalent at best, never a gain to recommend
+    open_ = [c for c in confirmations if c.comparison.verdict == "inconclusive" and gain(c) >= 100 * settings.threshold]
     if objective.mode == "pareto" or not open_:
         return None
     best = max(open_, key=gain)
