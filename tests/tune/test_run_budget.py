@@ -797,8 +797,8 @@ def test_only_an_estimated_gain_of_at_least_the_threshold_is_worth_settling(
                             p_value=0.5, verdict="inconclusive", mde_pct=10.0, improved=False, goal=goal,  # type: ignore[arg-type]
                             rounds_needed=3)
     cand = Candidate(name="trial 4", trial_number=4, config={"level": 3, "x": 1}, search_means={})
-    got = _settle(loaded, TuneSettings(trials=8), build_objective(list(loaded.spec.metrics)), [Confirmation(cand, comp)],
-                  {"config": {"level": 1, "x": 1}})
+    got = _settle(loaded, TuneSettings(trials=8), build_objective(list(loaded.spec.metrics)),
+                  [Confirmation(cand, comp)], {"config": {"level": 1, "x": 1}})
     if not settled:
         assert got is None
         return

@@ -854,8 +854,9 @@ def _settle(loaded: LoadedSpec, settings: TuneSettings, objective: Objective, co
     """Nothing recommended and a candidate's verdict inconclusive with an estimated gain of at
     least the threshold: the ``hone compare`` of its changes against the machine as it is, in
     fresh interleaved rounds, that settles it. A user who pays for each run can spend them on
-    this one candidate instead of a new search. The first look comes at about the rounds its confirmation says would settle
-    it (at least the 6 the paired test needs); the looks double up to 4× that while undecided.
+    this one candidate instead of a new search. The first look comes at about the rounds its
+    confirmation says would settle it (at least the 6 the paired test needs); the looks double
+    up to 4× that while undecided.
     A weighted objective is compared on the figure the confirmation judged (``--metric
     objective``); a Pareto front has no one figure to settle."""
 
