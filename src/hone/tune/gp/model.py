@@ -21,7 +21,7 @@ Data = tuple[np.ndarray, np.ndarray]  # rows of levels, y (minimised, standardis
 ATTR_INTERRUPTED = "hone_interrupted"  # = hone.tune.study.ATTR_INTERRUPTED: a trial that did not fail on its own
 
 
-WARPS = ("log", "linear", "yeo-johnson", "rank", "log-rank", "linear-rank", "evidence", "clip", "log-clip")
+WARPS = ("log", "linear", "yeo-johnson", "rank", "log-rank", "linear-rank", "evidence")
 
 
 def warp_values(raw: np.ndarray, sign: float, warp: str) -> np.ndarray:
@@ -31,16 +31,12 @@ def warp_values(raw: np.ndarray, sign: float, warp: str) -> np.ndarray:
     values in; ``rank``: normal scores of the ranks (only the order counts); ``log-rank``: log
     when every value is positive, else ranks; ``linear-rank``: y itself when every value is
     positive, else ranks; ``evidence``: here as ``log-rank`` (the sampler chooses between
-    ``log-rank`` and ``linear-rank`` by :func:`log_jacobian` and the GP's likelihood); ``clip``:
-    y itself with its worse half flattened at the median (the better half keeps its spacing);
-    ``log-clip``: log when every value is positive, else ``clip``."""
+    ``log-rank`` and ``linear-rank`` by :func:`log_jacobian` and the GP's likelihood)."""
     if warp not in WARPS:
         raise ValueError(f"unknown output warp {warp!r} (expected one of {', '.join(WARPS)})")
     positive = bool(np.all(raw > 0))
-    y = sign * np.log(raw) if warp in ("log", "log-rank", "evidence", "log-clip") and positive else sign * raw
-    if warp == "clip" or (warp == "log-clip" and not positive):
-        y = np.minimum(y, np.median(y))  # minimised: the worse half is above the median
-    elif warp == "rank" or (warp in ("log-rank", "linear-rank", "evidence") and not positive):
+    y = sign * np.log(raw) if warp in ("log", "log-rank", "evidence") and positive else sign * raw
+    if warp == "rank" or (warp in ("log-rank", "linear-rank", "evidence") and not positive):
         from scipy.stats import norm, rankdata
 
         y = norm.ppf((rankdata(y) - 0.5) / len(y))
