@@ -6,7 +6,7 @@ import os
 import secrets
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -45,7 +45,9 @@ from hone.run.configure import Configurator, changes_machine, parse_assignments
 from hone.run.conflicts import check_conflicts
 from hone.run.journal import machine_lock_if
 from hone.spec.models import MAX_TIMEOUT_S
-from hone.tune.objective import Objective, build_objective
+
+if TYPE_CHECKING:  # hone.tune pulls in Optuna and SQLAlchemy, which compare does without
+    from hone.tune.objective import Objective
 
 
 def _is_spec(path: str) -> bool:
@@ -289,6 +291,8 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
     spec_metric = loaded.spec.metrics[0]
     objective = None
     if settings.metric == OBJECTIVE and OBJECTIVE not in {m.name for m in loaded.spec.metrics}:
+        from hone.tune.objective import build_objective  # only here: see TYPE_CHECKING above
+
         objective = build_objective(list(loaded.spec.metrics), loaded.spec.tune.objective)
         if objective.mode == "single":  # the one scored metric itself
             settings.metric, objective = objective.metrics[0].name, None
