@@ -214,19 +214,18 @@ def test_report_of_a_non_result_is_a_user_error(tmp_path: Path, capsys: pytest.C
     assert "not JSON" in capsys.readouterr().err
 
 
+def _level_spec(tmp_path: Path, conf: Path, level: int, command: str, metrics: str) -> Path:
+    """A spec whose one knob is ``level`` in ``conf`` (starting at ``level``), run as ``command``."""
+    conf.write_text(f"level = {level}\n")
+    spec = tmp_path / "hone.yaml"
+    spec.write_text(f"benchmark:\n  command: {command}\nmetrics:\n{metrics}\nknobs:\n"
+                    f"  - {{name: level, kind: file, path: {conf}, key: level, type: int, range: [0, 9]}}\n")
+    return spec
+
+
 def test_each_variant_runs_under_its_own_knob_values_every_round(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     conf = tmp_path / "app.conf"
-    conf.write_text("level = 1\n")
-    spec = tmp_path / "hone.yaml"
-    spec.write_text(f"""
-benchmark:
-  command: [cat, {conf}]
-metrics:
-  - name: level
-    extract: {{regex: 'level = ([0-9]+)'}}
-knobs:
-  - {{name: level, kind: file, path: {conf}, key: level, type: int, range: [0, 9]}}
-""")
+    spec = _level_spec(tmp_path, conf, 1, f"[cat, {conf}]", "  - {name: level, extract: {regex: 'level = ([0-9]+)'}}")
     out = tmp_path / "r.json"
     r = hone("compare", spec, "--variant", "one:", "--variant", "seven:level=7", "--rounds", "6", "--max-time", "0",
              "--warmup", "1", "--export-json", out)
@@ -245,18 +244,13 @@ def test_metric_objective_compares_a_weighted_spec_on_the_figure_hone_tune_confi
     import math
 
     conf = tmp_path / "app.conf"
-    conf.write_text("level = 2\n")
-    spec = tmp_path / "hone.yaml"
     # level 3: 20% more throughput for 50% more latency: the latency's weight decides
-    spec.write_text(f"""
-benchmark:
-  command: [sh, -c, 'l=$(cut -d" " -f3 {conf}); echo "tps: $((100 + 20 * (l - 2)))"; echo "lat: $((10 + 5 * (l - 2)))"']
-metrics:
-  - {{name: tps, extract: {{regex: 'tps: ([0-9]+)'}}, goal: maximize, weight: 60}}
-  - {{name: lat, extract: {{regex: 'lat: ([0-9]+)'}}, goal: minimize, weight: 40}}
-knobs:
-  - {{name: level, kind: file, path: {conf}, key: level, type: int, range: [0, 9]}}
-""")
+    spec = _level_spec(
+        tmp_path, conf, 2,
+        f"""[sh, -c, 'l=$(cut -d" " -f3 {conf}); echo "tps: $((100 + 20 * (l - 2)))"; """
+        """echo "lat: $((10 + 5 * (l - 2)))"']""",
+        "  - {name: tps, extract: {regex: 'tps: ([0-9]+)'}, goal: maximize, weight: 60}\n"
+        "  - {name: lat, extract: {regex: 'lat: ([0-9]+)'}, goal: minimize, weight: 40}")
     out = tmp_path / "r.json"
     r = hone("compare", spec, "--variant", "three:level=3", "--rounds", "6", "--max-time", "0", "--warmup", "0",
              "--metric", "objective", "--export-json", out)
