@@ -489,8 +489,7 @@ def compare_paired(
         se=location_se(logr, used, ci=(lo, hi) if used in ("median", "welsch") else None, confidence=confidence)
         if used != "mean" else None)
     test = {"median": "sign test", "welsch": "randomization test"}.get(used, "signed-rank test")
-    # A threshold-sized change in % corresponds to this |log ratio|, in either direction.
-    thr_log = min(abs(math.log1p(threshold)), abs(math.log1p(-threshold))) if threshold < 1 else math.inf
+    thr_log = threshold_log(threshold)
 
     ci_excludes_zero = math.isfinite(lo) and math.isfinite(hi) and (lo > 0 or hi < 0)
     # Equivalence is judged in % (what the report shows): the CI inside ±threshold.
@@ -538,6 +537,11 @@ def _range_text(lo: float, hi: float) -> str:
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return "could not be bounded with these rounds"
     return f"could be anywhere from {_pct(lo):+.2f}% to {_pct(hi):+.2f}%"
+
+
+def threshold_log(threshold: float) -> float:
+    """The |log ratio| a threshold-sized change in % is, in either direction (inf from 100% on)."""
+    return min(abs(math.log1p(threshold)), abs(math.log1p(-threshold))) if threshold < 1 else math.inf
 
 
 def beyond(shift: float, threshold: float) -> bool:

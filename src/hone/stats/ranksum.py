@@ -26,7 +26,16 @@ from math import comb
 
 import numpy as np
 
-from hone.stats.paired import Goal, PairedComparison, _pct, _range_text, _sps, beyond, rounds_to_settle
+from hone.stats.paired import (
+    Goal,
+    PairedComparison,
+    _pct,
+    _range_text,
+    _sps,
+    beyond,
+    rounds_to_settle,
+    threshold_log,
+)
 
 
 def min_p(m: int, n: int) -> float:
@@ -115,8 +124,7 @@ def compare_runs_unpaired(reference: Sequence[float], candidate: Sequence[float]
         verdict, reason = "inconclusive", f"{what} ({test}): the change {_range_text(lo, hi)}"
     # inconclusive: the paired rounds a fresh comparison would need, from the rounds whose mean
     # has this shift's variance (2/r = 1/m + 1/n)
-    needed = (rounds_to_settle(max(1, round(2 * m * n / (m + n))), shift, lo, hi,
-                               min(abs(math.log1p(threshold)), abs(math.log1p(-threshold))))
+    needed = (rounds_to_settle(max(1, round(2 * m * n / (m + n))), shift, lo, hi, threshold_log(threshold))
               if verdict == "inconclusive" and threshold < 1 else None)
     return PairedComparison(n=n, ratio=math.exp(shift), change_pct=_pct(shift), ci_pct=(_pct(lo), _pct(hi)),
                             p_value=p, verdict=verdict, mde_pct=_pct(spread),  # type: ignore[arg-type]

@@ -471,5 +471,9 @@ def recommend(confirmations: list[Confirmation], order: list[int] | None = None)
     if order is not None:
         rank = {i: k for k, i in enumerate(order)}
         return min(winners, key=lambda c: rank.get(confirmations.index(c), len(rank)))
-    goal = winners[0].comparison.goal
-    return max(winners, key=lambda c: c.comparison.change_pct if goal == "maximize" else -c.comparison.change_pct)
+    return max(winners, key=gain_pct)
+
+
+def gain_pct(c: Confirmation) -> float:
+    """A candidate's estimated change along its goal, in % (positive: better than the baseline)."""
+    return c.comparison.change_pct if c.comparison.goal == "maximize" else -c.comparison.change_pct

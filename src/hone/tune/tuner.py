@@ -54,6 +54,7 @@ from hone.tune.confirm import (
     best_observed,
     confirm_candidates,
     confirm_pooled,
+    gain_pct,
     keep_reason,
     model_observations,
     pick_candidates,
@@ -859,15 +860,12 @@ def _settle(loaded: LoadedSpec, settings: TuneSettings, objective: Objective, co
     up to 4× that while undecided.
     A weighted objective is compared on the figure the confirmation judged (``--metric
     objective``); a Pareto front has no one figure to settle."""
-
-    def gain(c: Confirmation) -> float:  # its estimated change along the goal
-        return c.comparison.change_pct * (1.0 if c.comparison.goal == "maximize" else -1.0)
-
     # below the threshold, more rounds could show it equivalent at best, never a gain to recommend
-    open_ = [c for c in confirmations if c.comparison.verdict == "inconclusive" and gain(c) >= 100 * settings.threshold]
+    open_ = [c for c in confirmations
+             if c.comparison.verdict == "inconclusive" and gain_pct(c) >= 100 * settings.threshold]
     if objective.mode == "pareto" or not open_:
         return None
-    best = max(open_, key=gain)
+    best = max(open_, key=gain_pct)
     changed = changed_knobs(loaded, best.candidate.config, baseline.get("config", {}))
     values = {k: str(best.candidate.config[k]) for k in changed}
     if not values or any("," in v for v in values.values()):  # a comma would split the --variant
