@@ -17,6 +17,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hone.core.durations import format_duration
 from hone.core.errors import HoneError
 from hone.spec.atune import load_atune
 from hone.tune.runbudget import MIN_ROUNDS, RunBudget, RunPlan
@@ -762,14 +763,19 @@ def test_an_inconclusive_candidate_comes_with_the_comparison_that_settles_it(
     # the spec's first metric is not what the confirmation judged (tps alone, or the weighted figure): it is named
     command = (f"hone compare {spec} --variant best:cache=on --rounds {rounds} --max-rounds {4 * rounds} "
                f"--max-time 0 --metric {metric}")
+    first_s, most_s = doc["settle"].pop("first_look_s"), doc["settle"].pop("max_s")
     assert doc["settle"] == {"candidate": doc["best_candidate"]["name"], "trial": doc["best_candidate"]["trial"],
                              "config": {"cache": "on"}, "rounds": rounds, "max_rounds": 4 * rounds,
                              "command": command}
+    # priced at the session's pace: two runs a round, the last look four times the first
+    per_run = doc["budget"]["spent_s"] / doc["budget"]["runs_total"]
+    assert 0.2 * per_run < first_s / (2 * rounds) < 5 * per_run and most_s == pytest.approx(4 * first_s)
     assert f"about {comp['rounds_needed']} rounds would settle it" in doc["keep_reason"]
     shown = hone("report", tmp_path / "r.json")
     for out in (res.out, shown.out):
-        assert f"first look after {rounds} rounds, {2 * rounds} runs; up to {4 * rounds} rounds while undecided): " \
-               f"{command}" in " ".join(out.split()), out
+        assert f"first look after {rounds} rounds, {2 * rounds} runs, about {format_duration(first_s)}; up to " \
+               f"{4 * rounds} rounds, about {format_duration(most_s)}, while undecided): {command}" \
+               in " ".join(out.split()), out
     page = tmp_path / "r.html"
     assert hone("report", tmp_path / "r.json", "--html", page).code == 0
     assert f"<code>{command}</code>" in page.read_text()
@@ -798,10 +804,11 @@ def test_only_an_estimated_gain_of_at_least_the_threshold_is_worth_settling(
                             rounds_needed=3)
     cand = Candidate(name="trial 4", trial_number=4, config={"level": 3, "x": 1}, search_means={})
     got = _settle(loaded, TuneSettings(trials=8), build_objective(list(loaded.spec.metrics)),
-                  [Confirmation(cand, comp)], {"config": {"level": 1, "x": 1}})
+                  [Confirmation(cand, comp)], {"config": {"level": 1, "x": 1}}, per_run_s=30.0)
     if not settled:
         assert got is None
         return
-    # only the changed knob; at least the 6 rounds the paired test needs
+    # only the changed knob; at least the 6 rounds the paired test needs, two 30 s runs each
     assert got == {"candidate": "trial 4", "trial": 4, "config": {"level": "3"}, "rounds": 6, "max_rounds": 24,
+                   "first_look_s": 360.0, "max_s": 1440.0,
                    "command": f"hone compare {spec} --variant best:level=3 --rounds 6 --max-rounds 24 --max-time 0"}

@@ -74,6 +74,21 @@ def ablation_rounds(ablation: dict[str, Any]) -> str:
     return "1 round" if n == 1 else f"{n} interleaved rounds"
 
 
+def settle_plan(settle: object) -> str | None:
+    """A result's ``settle`` in words: whose changes, the looks, their runs and time; None when
+    there is no command to run."""
+    from hone.core.durations import format_duration
+
+    if not isinstance(settle, dict) or not settle.get("command"):
+        return None
+    r, most = settle.get("rounds"), settle.get("max_rounds")
+    first_s, most_s = settle.get("first_look_s"), settle.get("max_s")
+    first = f", about {format_duration(first_s)}" if isinstance(first_s, int | float) else ""
+    last = f", about {format_duration(most_s)}," if isinstance(most_s, int | float) else ""
+    return (f"{settle.get('candidate')}'s changes against the machine as it is: first look after {r} rounds, "
+            f"{2 * r if isinstance(r, int) else '?'} runs{first}; up to {most} rounds{last} while undecided")
+
+
 def pct(value: float | None, digits: int = 2, sign: bool = False) -> str:
     """A value already in % as ``"+1.23%"`` (``sign``) or ``"1.23%"``."""
     if value is None or (isinstance(value, float) and math.isnan(value)):

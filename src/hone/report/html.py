@@ -23,7 +23,7 @@ from hone.core.errors import HoneError
 from hone.core.metrics import verdict_word
 from hone.core.paths import default_storage_url
 from hone.report import formats
-from hone.report.base import ablation_recommendation, ablation_rounds, ci_name, pct
+from hone.report.base import ablation_recommendation, ablation_rounds, ci_name, pct, settle_plan
 from hone.tune.gp import ATTR_START
 from hone.tune.importance import importance_caveat
 from hone.tune.storage import require_driver
@@ -179,13 +179,14 @@ def _summary_html(doc: dict[str, Any] | None) -> str:
                             for k, v in recommended.items())
                 if recommended else "keep the current configuration")
     cmd = doc.get("apply_command")
-    settle = doc.get("settle") if isinstance(doc.get("settle"), dict) and doc["settle"].get("command") else None
+    settle = doc.get("settle") if isinstance(doc.get("settle"), dict) else None
+    plan = settle_plan(settle) if settle else None
     return (
         f"<p class=verdict>Verdict: {verdict} {html.escape(ci_text)}</p>"
         f"<p>Recommendation:<br>{rec_text}</p>"
         + (f"<p>Apply with: <code>{html.escape(cmd)}</code></p>" if cmd else "")
-        + (f"<p id=settle>Settle it ({html.escape(str(settle.get('candidate')))}'s changes against the machine "
-           f"as it is): <code>{html.escape(str(settle['command']))}</code></p>" if settle else "")
+        + (f"<p id=settle>Settle it ({html.escape(plan)}): <code>{html.escape(str(settle['command']))}</code></p>"
+           if plan and settle else "")
         + "<table id=baseline-vs-winner><tr><th class=l>metric</th><th>baseline</th>"
         f"<th>{'recommendation' if recommended else 'best candidate'}</th></tr>" + "".join(rows) + "</table>"
         "<p class=note>means over the interleaved confirmation rounds</p>"

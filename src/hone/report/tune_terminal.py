@@ -14,7 +14,7 @@ from rich.text import Text
 
 from hone.core.durations import format_duration
 from hone.core.metrics import verdict_word
-from hone.report.base import ablation_recommendation, ablation_rounds, ci_name, ci_text, pct
+from hone.report.base import ablation_recommendation, ablation_rounds, ci_name, ci_text, pct, settle_plan
 
 
 def _num(v: Any) -> str:
@@ -222,11 +222,8 @@ def not_ablated_lines(data: dict[str, Any]) -> list[Text]:
 def settle_lines(data: dict[str, Any]) -> list[Text]:
     """Nothing recommended, a candidate inconclusive: the ``hone compare`` that settles it."""
     settle = data.get("settle")
-    if not isinstance(settle, dict) or not settle.get("command"):
-        return []
-    r, most = settle.get("rounds"), settle.get("max_rounds")
-    return [Text(f"  settle it ({settle.get('candidate')}'s changes against the machine as it is: first look "
-                 f"after {r} rounds, {2 * r} runs; up to {most} rounds while undecided): {settle['command']}")]
+    plan = settle_plan(settle) if isinstance(settle, dict) else None
+    return [Text(f"  settle it ({plan}): {settle['command']}")] if plan and isinstance(settle, dict) else []
 
 
 def risk_lines(data: dict[str, Any]) -> list[Text]:

@@ -629,7 +629,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         system_knobs=[n for n, d in configurator.drivers.items() if d.changes_system], unchanged=unchanged,
         risks=risks(list(spec.knobs), dict(winner.candidate.config)) if winner is not None else [],
         failed_knobs=dict(blamed.most_common()), not_ablated=not_ablated, ablate_later=ablate_later,
-        settle=_settle(loaded, settings, objective, confirmations, baseline) if winner is None else None,
+        settle=_settle(loaded, settings, objective, confirmations, baseline, clock.per_run) if winner is None else None,
     )
     study.set_user_attr("hone_result", _jsonable(result.to_json()))
     if settings.max_runs is not None:
@@ -851,13 +851,14 @@ SETTLE_LOOKS = 4
 
 
 def _settle(loaded: LoadedSpec, settings: TuneSettings, objective: Objective, confirmations: list[Confirmation],
-            baseline: dict[str, Any]) -> dict[str, Any] | None:
+            baseline: dict[str, Any], per_run_s: float = math.nan) -> dict[str, Any] | None:
     """Nothing recommended and a candidate's verdict inconclusive with an estimated gain of at
     least the threshold: the ``hone compare`` of its changes against the machine as it is, in
     fresh interleaved rounds, that settles it. A user who pays for each run can spend them on
     this one candidate instead of a new search. The first look comes at about the rounds its
     confirmation says would settle it (at least the 6 the paired test needs); the looks double
-    up to 4× that while undecided.
+    up to 4× that while undecided; ``per_run_s`` (the session's latest seconds per run) prices
+    both in time, for a user who weighs hours of runs before starting them.
     A weighted objective is compared on the figure the confirmation judged (``--metric
     objective``); a Pareto front has no one figure to settle."""
     # below the threshold, more rounds could show it equivalent at best, never a gain to recommend
@@ -880,8 +881,12 @@ def _settle(loaded: LoadedSpec, settings: TuneSettings, objective: Objective, co
     if not math.isclose(settings.threshold, 0.01):  # ... and a 1% threshold
         parts += ["--threshold", f"{100 * settings.threshold:g}"]
     command = shlex.join(parts)
+    first_s = most_s = None
+    if math.isfinite(per_run_s) and per_run_s > 0:  # two runs a round
+        first_s, most_s = 2 * rounds * per_run_s, 2 * SETTLE_LOOKS * rounds * per_run_s
     return {"candidate": best.candidate.name, "trial": best.candidate.trial_number, "config": values,
-            "rounds": rounds, "max_rounds": SETTLE_LOOKS * rounds, "command": command}
+            "rounds": rounds, "max_rounds": SETTLE_LOOKS * rounds, "first_look_s": first_s, "max_s": most_s,
+            "command": command}
 
 
 def _budget(clock: TimeBudget, runs: RunBudget, trials_total: int) -> dict[str, Any]:

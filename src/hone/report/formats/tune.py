@@ -245,6 +245,8 @@ class SettleV2(TypedDict):
     config: dict[str, str]  # its changes, as the --variant gives them
     rounds: int  # the first look
     max_rounds: int
+    first_look_s: NotRequired[float | None]  # added within version 2: the first look's runs at the session's pace
+    max_s: NotRequired[float | None]  # ... and the max_rounds'
     command: str
 
 
