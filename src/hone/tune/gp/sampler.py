@@ -28,15 +28,7 @@ from hone.tune.gp.encoding import (
     to_params,
     unmeasured,
 )
-from hone.tune.gp.model import (
-    ATTR_INTERRUPTED,
-    Data,
-    GPModel,
-    log_jacobian,
-    noise_level,
-    observations,
-    observed_values,
-)
+from hone.tune.gp.model import ATTR_INTERRUPTED, Data, GPModel, log_jacobian, observations, observed_values
 from hone.tune.gp.ranking import order_by_model
 from hone.tune.gp.settings import GPSettings
 
@@ -319,12 +311,9 @@ class HoneGPSampler(BaseSampler):
         levels = data[0]
         mu_obs = gp.predict(encode(cols, levels))
         best = float(np.min(mu_obs))
-        white = noise_level(gp)
 
         def score(cands: np.ndarray) -> np.ndarray:
             mu, sd = gp.predict(encode(cols, cands), return_std=True)
-            if s.ei_latent:
-                sd = np.sqrt(np.maximum(sd**2 - white, 1e-24))
             out = -(mu - s.lcb_kappa * sd) if lcb else log_expected_improvement(mu, sd, best)
             return np.where(unmeasured(cands, seen), out, -np.inf)
 

@@ -52,7 +52,6 @@ class GPSettings:
     thompson_share: float = 0.5  # this share of the suggestions (a seeded coin) are Thompson samples (0042, 0051, 0069)
     lcb_share: float = 0.0  # ... this share of the others maximise a lower confidence bound instead of EI (0061)
     lcb_kappa: float = 1.96  # ... μ − κσ (scikit-optimize's default κ)
-    ei_latent: bool = False  # EI and LCB on the latent function's sd, the white noise left out (0110)
     thompson_hyper: bool = False  # the Thompson sample's kernel hyperparameters drawn from their posterior too (0073)
     hyper_step: float = 1.0  # ... by a random walk of this total step on log θ
     ts_max: int = 2000  # a Thompson sample over at most this many candidates (a Cholesky of ts_max²)
