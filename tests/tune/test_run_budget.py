@@ -375,18 +375,29 @@ def test_confirmation_rounds_the_user_asked_for_hold_for_the_exact_and_pooled_co
     assert _runs(workload / "runs.log") == sum(doc["budget"]["runs_spent"].values()) <= 60
 
 
-def test_runs_a_trial_cap_leaves_unspent_buy_the_rounds_the_reserve_cut(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
+def test_runs_a_trial_cap_leaves_idle_go_to_the_confirmation_before_anything_is_cut(  # type: ignore[no-untyped-def]
+        workload: Path, hone) -> None:
     spec = write_workload(workload, mode="noisy", repeats=3)  # trials: 5
     res = hone("tune", spec, "--max-runs", "30", "--no-ablation", "--json", workload / "r.json")
     assert res.code == 0, res.err + res.out
     doc = json.loads((workload / "r.json").read_text())
-    assert "3 rounds instead of 4" in res.out  # the plan: a fifth of 30 runs
+    # a fifth of 30 runs would hold the pooled confirmation to 3 rounds; the 5-trial cap leaves 22 idle
+    assert "instead of" not in res.out and "confirmation 8 (4 rounds × 2 arms)" in res.out
     assert doc["budget"]["runs_spent"] == {"baseline": 3, "search": 5, "confirmation": 8, "ablation": 0}
-    # the 5-trial cap, not the budget, ends the search; the user is told before anything runs
+    # the cap, not the budget, ends the search; the user is told before anything runs
     held = [c for c in doc["budget"]["cuts"] if "the trial cap holds the search to 5 trials" in c]
-    assert len(held) == 1 and "other 16 runs" in held[0], doc["budget"]["cuts"]
+    assert len(held) == 1 and "other 14 runs" in held[0], doc["budget"]["cuts"]
     assert "trial cap holds the search" in res.out
     assert doc["confirmations"][0]["comparison"]["n"] == 4
+    # two candidates asked for: both confirmed, paired, where a fifth of 40 runs would have pooled one
+    (workload / "runs.log").unlink(missing_ok=True)
+    spec.write_text(spec.read_text().replace("top_k: 1", "top_k: 2"))
+    res = hone("tune", spec, "--max-runs", "40", "--no-ablation", "--study", "two", "--json", workload / "t.json")
+    assert res.code == 0, res.err + res.out
+    doc = json.loads((workload / "t.json").read_text())
+    assert "instead of" not in res.out and "confirmation 18 (6 rounds × 3 arms)" in res.out, res.out
+    assert [c["comparison"]["n"] for c in doc["confirmations"]] == [6, 6]
+    assert sum(doc["budget"]["runs_spent"].values()) <= 40
 
 
 def test_a_baseline_that_drifted_up_is_not_pooled(workload: Path, hone) -> None:  # type: ignore[no-untyped-def]
@@ -612,19 +623,24 @@ def test_a_resumed_job_pools_the_interrupted_sessions_baseline_in_its_confirmati
 
 
 def test_a_plan_made_again_updates_its_cuts_in_place_or_takes_them_back() -> None:
-    plan = RunPlan(baseline=3, trial_first=1, confirm_arms=2, confirm_rounds=4, ablation_arms=0, ablation_rounds=6,
+    # 3 candidates × 6 rounds take 24 runs; the 5-trial cap leaves 22 of 30 idle: 5 rounds fit
+    plan = RunPlan(baseline=3, trial_first=1, confirm_arms=4, confirm_rounds=6, ablation_arms=0, ablation_rounds=6,
                    warmup_rounds=0, trials=5, confirm_min=3)
     budget = RunBudget(30)
     budget.begin(plan)
-    assert [c for c in budget.cuts if "holds the search to 5 trials" in c and "other 16 runs" in c]
+    assert [c for c in budget.cuts if "holds the search to 5 trials" in c and "other 2 runs" in c]
+    assert [c for c in budget.cuts if "5 rounds instead of 6" in c and "gets the 22 runs the trial cap leaves" in c]
     budget.unsaid()
-    budget.replan(baseline=6)  # the exact path's 3 more baseline runs: 3 fewer for the search
+    budget.replan(baseline=6)  # the exact path's 3 more baseline runs: 19 idle, 4 rounds
     held = [c for c in budget.cuts if "holds the search" in c]
-    assert len(held) == 1 and "other 13 runs" in held[0]
+    assert len(held) == 1 and "other 3 runs" in held[0]
     assert budget.unsaid() == []  # said once, updated in place
-    assert [c for c in budget.cuts if "3 rounds instead of 4" in c] == [budget.cuts[0]]  # the reserve's cut, once
-    budget.replan(trials=100)  # no cap below the runs: the note is taken back
+    assert [c for c in budget.cuts if "rounds instead of 6" in c] == [budget.cuts[0]]  # the reserve's cut, once
+    assert "4 rounds instead of 6" in budget.cuts[0] and "the 19 runs the trial cap leaves" in budget.cuts[0]
+    budget.replan(trials=100)  # no cap below the runs: the note is taken back, the reserve is a fifth of the runs
     assert not [c for c in budget.cuts + budget.unsaid() if "holds the search" in c]
+    assert "1 candidate instead of 3, 3 rounds instead of 6" in budget.cuts[0]
+    assert "at most 20% of the budget" in budget.cuts[0]
 
 
 def test_the_ablation_by_importance_spends_only_what_the_search_left() -> None:

@@ -9,7 +9,8 @@ Planned up front, before anything runs (like ``--max-time``, :mod:`hone.tune.tim
 baseline first; then a reserve for the confirmation, and for the ablation when it fits, of at
 most a fifth of the budget (``share``) — fewer rounds first (never fewer than the paired tests
 need), then no ablation in the reserve, then fewer candidates, down to the smallest confirmation
-(one candidate) — and the search gets the rest (docs/decisions/0040-lean-run-budget.md). Runs
+(one candidate) — and the search gets the rest (docs/decisions/0040-lean-run-budget.md); runs
+a trial cap leaves idle go to the reserve too, before anything is cut. Runs
 that repeat exactly, and one candidate's runs pooled with the baseline's, need fewer confirmation
 rounds (``confirm_min``, docs/decisions/0045, 0046); runs that repeat identically one round an
 ablation block (``ablation_min``), run on what the search leaves only (``ablation_reservable``, 0098).
@@ -226,7 +227,9 @@ class RunBudget:
             self.reserve, self.ablation_reserved = 0, False
             self._plan_cut("reserve", None)
             return
-        cap = int(self.share * avail)
+        # runs a trial cap leaves idle cost the search nothing: the reserve may have them as well
+        idle = avail - plan.baseline - plan.trials * plan.trial_first
+        cap = max(int(self.share * avail), idle)
         least = plan.confirm_min
         top = max(plan.confirm_rounds, plan.ablation_rounds, least)
         options = ([(plan.confirm_arms, r, True) for r in range(top, least - 1, -1)]
@@ -248,13 +251,14 @@ class RunBudget:
                     if self.confirm_rounds < max(plan.confirm_rounds, least) else "",
                     "the ablation not reserved (it runs only if the runs left allow it)"
                     if plan.ablation_arms and not ablation else ""]
-            pct = f"{100 * self.share:g}%"
+            pct = f"{100 * self.share:g}% of the budget"
+            share, most = (f"the {cap} runs the trial cap leaves",) * 2 if cap == idle else (pct, "at most " + pct)
             label = f"--max-runs {self.max_runs}" + (f" ({avail} left)" if self.earlier else "")
             self._plan_cut("reserve", f"{label}: {', '.join(w for w in what if w)} (all would take "
-                           f"{full} runs; the confirmation gets at most {pct} of the budget, the search the rest)"
+                           f"{full} runs; the confirmation gets {most}, the search the rest)"
                            if self.reserve <= cap else
                            f"{label}: the smallest confirmation ({self.reserve} runs) takes more "
-                           f"than {pct} of the budget")
+                           f"than {share}")
 
     # ---------------------------------------------------------------- the search
 
