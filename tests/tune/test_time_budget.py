@@ -322,15 +322,18 @@ def test_a_time_budget_that_confirms_one_candidate_pools_the_baselines_runs(
 
 def test_the_time_budget_gives_the_confirmation_a_fifth_fewer_candidates_then_the_pooled_one() -> None:
     # 1 s a run, 6 paired rounds: 2 candidates take 18 s, 1 takes 12 s; a fifth of the job's time holds them or not
-    from hone.tune.runbudget import RunBudget
+    from hone.tune.runbudget import RunBudget, RunPlan
     from hone.tune.tuner import TuneSettings, _confirmation_in_time
 
-    def plan(seconds: float, top_k: int = 2, pool: int = 2, earlier: float = 0.0) -> tuple[tuple[int, int], list[str],
-                                                                                           list[str]]:
+    def plan(seconds: float, top_k: int = 2, pool: int = 2, earlier: float = 0.0,
+             trials: int | None = None) -> tuple[tuple[int, int], list[str], list[str]]:
         clock = _clock(1.0, seconds)
         clock.earlier_s = earlier
         said: list[str] = []
         runs = RunBudget(None)
+        if trials is not None:  # a trial cap of one run a trial
+            runs.begin(RunPlan(baseline=0, trial_first=1, confirm_arms=top_k + 1, confirm_rounds=6, ablation_arms=0,
+                               ablation_rounds=6, warmup_rounds=0, trials=trials))
         got = _confirmation_in_time(TuneSettings(trials=50, top_k=top_k), clock, runs, 0, top_k, pool=pool,
                                     poolable=True, phase=lambda _k, line: said.append(line))
         return got, clock.cuts, said
@@ -350,6 +353,13 @@ def test_the_time_budget_gives_the_confirmation_a_fifth_fewer_candidates_then_th
                                       "20% of the time, the search the rest)"]
     # a --resume: a fifth of what the interrupted session left of the job's time (as of its runs under --max-runs)
     assert plan(180, earlier=90)[0] == (0, 2) and plan(180, earlier=100)[0] == (5, 1)
+    # a trial cap leaves the time its trials do not take to the confirmation too (as under --max-runs)
+    assert plan(89, trials=5) == ((0, 2), [], [])  # 84 s idle: both candidates, paired
+    got, cuts, _ = plan(100, top_k=3, trials=80)  # 20 s idle, no more than a fifth: as without a cap
+    assert got == (0, 2) and "at most 20% of the time" in cuts[0]
+    got, cuts, _ = plan(100, top_k=3, trials=78)  # 22 s idle: still 2 of 3, from the time the cap leaves
+    assert got == (0, 2) and cuts == ["--max-time 1m40s: 2 candidates instead of 3 (the confirmation gets the 22s "
+                                      "the trial cap leaves, the search the rest)"]
 
 
 def test_under_a_time_budget_the_race_starts_when_three_trials_are_left_and_only_in_a_long_search() -> None:

@@ -809,6 +809,10 @@ def _confirmation_in_time(settings: TuneSettings, clock: TimeBudget, runs: RunBu
     if clock.max_s is None or not math.isfinite(clock.per_run) or clock.per_run <= 0 or settings.confirm_rounds <= 0:
         return 0, top_k
     share_s = settings.confirm_share * (clock.max_s - clock.earlier_s)
+    capped = False  # a trial cap leaves more time idle than the share: the confirmation may have it (0111)
+    if runs.plan is not None:
+        idle_s = clock.left() - runs.plan.trials * runs.plan.trial_first * clock.per_run
+        capped, share_s = idle_s > share_s, max(share_s, idle_s)
     label = f"--max-time {format_duration(clock.max_s)}"
 
     def paired_s(arms: int) -> float:
@@ -816,9 +820,10 @@ def _confirmation_in_time(settings: TuneSettings, clock: TimeBudget, runs: RunBu
 
     def keep(n: int) -> int:
         if n < top_k:
+            gets = (f"the {format_duration(share_s)} the trial cap leaves" if capped else
+                    f"at most {100 * settings.confirm_share:g}% of the time")
             clock.cuts.append(f"{label}: {n} candidate{'s' if n > 1 else ''} instead of {top_k} (the "
-                              f"confirmation gets at most {100 * settings.confirm_share:g}% of the time, the search "
-                              "the rest)")
+                              f"confirmation gets {gets}, the search the rest)")
         return min(n, top_k)
 
     fits = next((a for a in range(top_k + 1, 1, -1) if paired_s(a) <= share_s), 0)
