@@ -339,10 +339,13 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
                                  spec={"path": str(loaded.path), "name": loaded.spec.name},
                                  spec_text=loaded.path.read_text(), metric_unit=unit, on_run=on_run,
                                  on_look=_look_printer(progress, task, len(arms), unit))
-            why = "chosen with --metric" if args and settings.metric != spec_metric.name else "the spec's first metric"
             if objective is not None:
                 why = "the spec's objective, as hone tune confirms it: the weighted geometric mean of " + ", ".join(
                     f"{m.name}{'' if m.goal == 'maximize' else '⁻¹'}×{abs(m.weight):g}" for m in objective.metrics)
+            elif args and settings.metric != spec_metric.name:
+                why = "chosen with --metric"
+            else:
+                why = "the spec's first metric"
             result["metric_reason"] = with_counter(why, settings.metric)
         finally:
             problems = configurator.restore()

@@ -620,7 +620,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     failed = sum(1 for t in trials if t.state == TrialState.FAIL)
     blamed = Counter(k for t in trials if t.state == TrialState.FAIL for k in t.user_attrs.get(ATTR_FAIL_KNOBS, []))
     result = TuneResult(
-        spec_path=settings.spec_path or str(loaded.path), spec_name=spec.name or "", storage=storage, study=name,
+        spec_path=_spec_arg(settings, loaded), spec_name=spec.name or "", storage=storage, study=name,
         seed=seed,
         sampler=settings.sampler, objective=objective, baseline=baseline, trials=len(trials), failed_trials=failed,
         confirmations=confirmations, winner=winner, importances=importances, applied=applied,
@@ -840,7 +840,7 @@ def _ablate_later(settings: TuneSettings, loaded: LoadedSpec, storage: str, name
                   runs: int | None = None, seconds: float | None = None) -> str:
     """The ``hone tune --resume`` that measures a winner the budget left unablated: the study's
     trials as the cap (no new ones), a budget for the confirmation again and the whole ablation."""
-    parts = ["hone", "tune", str(settings.spec_path or loaded.path), "--resume", "--study", name,
+    parts = ["hone", "tune", _spec_arg(settings, loaded), "--resume", "--study", name,
              "--trials", str(len(finished_trials(study)))]
     if settings.storage:  # one the spec names it reads again
         parts += ["--storage", mask_url(storage)]
@@ -878,7 +878,7 @@ def _settle(loaded: LoadedSpec, settings: TuneSettings, objective: Objective, co
         return None
     rounds = max(MIN_ROUNDS, best.comparison.rounds_needed or 0)
     variant = "best:" + ",".join(f"{k}={v}" for k, v in values.items())
-    parts = ["hone", "compare", str(settings.spec_path or loaded.path), "--variant", variant,
+    parts = ["hone", "compare", _spec_arg(settings, loaded), "--variant", variant,
              "--rounds", str(rounds), "--max-rounds", str(SETTLE_LOOKS * rounds), "--max-time", "0"]
     metric = objective.metrics[0].name if objective.mode == "single" else "objective"
     if metric != loaded.spec.metrics[0].name:  # compare's default is the spec's first metric
@@ -892,6 +892,11 @@ def _settle(loaded: LoadedSpec, settings: TuneSettings, objective: Objective, co
     return {"candidate": best.candidate.name, "trial": best.candidate.trial_number, "config": values,
             "rounds": rounds, "max_rounds": SETTLE_LOOKS * rounds, "first_look_s": first_s, "max_s": most_s,
             "command": command}
+
+
+def _spec_arg(settings: TuneSettings, loaded: LoadedSpec) -> str:
+    """The spec as the user named it (for the commands hone prints), else its loaded path."""
+    return str(settings.spec_path or loaded.path)
 
 
 def _budget(clock: TimeBudget, runs: RunBudget, trials_total: int) -> dict[str, Any]:
