@@ -828,3 +828,36 @@ def test_only_an_estimated_gain_of_at_least_the_threshold_is_worth_settling(
     assert got == {"candidate": "trial 4", "trial": 4, "config": {"level": "3"}, "rounds": 6, "max_rounds": 24,
                    "first_look_s": 360.0, "max_s": 1440.0,
                    "command": f"hone compare {spec} --variant best:level=3 --rounds 6 --max-rounds 24 --max-time 0"}
+
+
+@pytest.mark.parametrize(("latency", "metric"), [(2.0, "objective"), (0.0, "score")])
+def test_a_weighted_verdict_on_its_heaviest_metric_alone_is_settled_on_that_metric(
+        tmp_path: Path, latency: float, metric: str) -> None:
+    # a run whose latency is 0 leaves no geometric mean: the confirmation judged the heaviest metric (score,
+    # weight 1 against 0.5) alone, and the command that settles it must compare that, not the objective
+    from hone.run.benchmark import Measurement
+    from hone.spec.loader import load_spec
+    from hone.stats.paired import PairedComparison
+    from hone.tune.confirm import Candidate, Confirmation, judged_alone
+    from hone.tune.objective import build_objective
+    from hone.tune.tuner import TuneSettings, _settle
+
+    spec = write_workload(tmp_path, extra_metrics="""
+          - {name: lat, extract: {regex: 'lat: ([0-9.]+)'}, goal: minimize, weight: 0.5}""")
+    loaded = load_spec(spec)
+    objective = build_objective(list(loaded.spec.metrics))
+
+    def run(score: float, lat: float) -> Measurement:
+        return Measurement(1.0, 1.0, 1.0, 0.0, 1, 0, False, {"score": score, "lat": lat})
+
+    runs = [run(10.0, 2.0), run(11.0, latency), run(12.0, 2.5)]
+    alone = judged_alone(objective, runs)
+    assert alone == (None if metric == "objective" else "score")
+    comp = PairedComparison(n=4, ratio=1.05, change_pct=5.0, ci_pct=(-20.0, 30.0), p_value=0.5,
+                            verdict="inconclusive", mde_pct=10.0, improved=False, goal="maximize", rounds_needed=3)
+    cand = Candidate(name="trial 4", trial_number=4, config={"level": 3, "x": 1}, search_means={})
+    got = _settle(loaded, TuneSettings(trials=8), objective, [Confirmation(cand, comp, judged_alone=alone)],
+                  {"config": {"level": 1, "x": 1}})
+    assert got is not None
+    tail = "" if metric == "score" else " --metric objective"  # score is the spec's first metric: compare's default
+    assert got["command"].endswith(f"--max-time 0{tail}"), got["command"]

@@ -82,6 +82,7 @@ class Confirmation:
     baseline_means: dict[str, float] = field(default_factory=dict)
     metric_comparisons: dict[str, PairedComparison] = field(default_factory=dict)
     values: list[float] = field(default_factory=list)  # objective value of each successful round (study scale)
+    judged_alone: str | None = None  # a weighted verdict on this one metric (a run had a metric ≤ 0), else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -221,7 +222,8 @@ def confirm_candidates(
         comparison, per_metric = judged[BASELINE, c.name]
         values = ([objective.values(figures(r))[0] for r in runs[c.name] if r.ok]
                   if objective.mode != "pareto" else [])
-        out.append(Confirmation(c, comparison, means(runs[c.name]), means(runs[BASELINE]), per_metric, values))
+        out.append(Confirmation(c, comparison, means(runs[c.name]), means(runs[BASELINE]), per_metric, values,
+                                judged_alone(objective, runs[BASELINE] + runs[c.name])))
     return out
 
 
@@ -305,6 +307,7 @@ def confirm_pooled(
     reference = before + during
     mine = [r for r in runs[candidate.name] if r.ok]
     figure, goal = objective_figure(objective, reference + mine)
+    alone = judged_alone(objective, reference + mine)  # the figure's choice, before a "beside" narrows reference
     values = [objective.values(figures(r))[0] for r in mine] if objective.mode != "pareto" else []
     how, alpha = "pooled", ALPHA if exact else POOLED_ALPHA
     exactly = identical and repeats_identically(objective, reference) \
@@ -314,14 +317,15 @@ def confirm_pooled(
         if paired_fits() or min_p(len(during), len(mine)) >= ALPHA:
             comparison, per_metric = compare_runs(objective, runs[BASELINE], runs[candidate.name],
                                                   threshold=threshold, seed=seed)
-            return Confirmation(candidate, comparison, means(mine), means(runs[BASELINE]), per_metric, values), "paired"
+            return Confirmation(candidate, comparison, means(mine), means(runs[BASELINE]), per_metric, values,
+                                judged_alone(objective, runs[BASELINE] + runs[candidate.name])), "paired"
         how, alpha, reference = "beside", ALPHA, during
     if exactly:
         how, compare = "identical", functools.partial(compare_identical, threshold=threshold)
     else:
         compare = functools.partial(compare_runs_unpaired, threshold=threshold, alpha=alpha, confidence=1 - alpha)
     comparison, per_metric = _compare_each(objective, reference, mine, compare, figure, goal)
-    return Confirmation(candidate, comparison, means(mine), means(reference), per_metric, values), how
+    return Confirmation(candidate, comparison, means(mine), means(reference), per_metric, values, alone), how
 
 
 def baseline_held(before: list[float], during: list[float], goal: Goal, *, exact: bool) -> bool:
@@ -363,13 +367,22 @@ def reproduces(objective: Objective, runs: list[Measurement], search_means: dict
         for r in runs for m in objective.metrics)
 
 
+def judged_alone(objective: Objective, runs: list[Measurement]) -> str | None:
+    """The one metric a weighted objective is judged on over ``runs`` when some successful run
+    has a scored metric ≤ 0 (no geometric mean): the heaviest; None when its own figure serves."""
+    ok = [figures(m) for m in runs if m.ok]
+    if objective.mode == "single" or all(f.get(m.name, math.nan) > 0 for f in ok for m in objective.metrics):
+        return None
+    return objective.primary.name
+
+
 def objective_figure(objective: Objective, runs: list[Measurement]) -> tuple[Figure, Goal]:
     """The objective as one positive figure per run, and its goal, chosen once for all
     ``runs`` so every round is judged on the same scale: the objective's own figure
     (:meth:`Objective.figure`), unless some successful run has a scored metric ≤ 0 (no
     geometric mean) — then the heaviest metric alone."""
     ok = [figures(m) for m in runs if m.ok]
-    if objective.mode == "single" or all(f.get(m.name, math.nan) > 0 for f in ok for m in objective.metrics):
+    if judged_alone(objective, runs) is None:
         if ok:
             goal = objective.figure(ok[0])[1]
         else:

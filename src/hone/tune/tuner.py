@@ -865,7 +865,8 @@ def _settle(loaded: LoadedSpec, settings: TuneSettings, objective: Objective, co
     up to 4× that while undecided; ``per_run_s`` (the session's latest seconds per run) prices
     both in time, for a user who weighs hours of runs before starting them.
     A weighted objective is compared on the figure the confirmation judged (``--metric
-    objective``); a Pareto front has no one figure to settle."""
+    objective``, or its heaviest metric when a run had one ≤ 0); a Pareto front has no one
+    figure to settle."""
     # below the threshold, more rounds could show it equivalent at best, never a gain to recommend
     open_ = [c for c in confirmations
              if c.comparison.verdict == "inconclusive" and gain_pct(c) >= 100 * settings.threshold]
@@ -880,7 +881,7 @@ def _settle(loaded: LoadedSpec, settings: TuneSettings, objective: Objective, co
     variant = "best:" + ",".join(f"{k}={v}" for k, v in values.items())
     parts = ["hone", "compare", _spec_arg(settings, loaded), "--variant", variant,
              "--rounds", str(rounds), "--max-rounds", str(SETTLE_LOOKS * rounds), "--max-time", "0"]
-    metric = objective.metrics[0].name if objective.mode == "single" else "objective"
+    metric = objective.metrics[0].name if objective.mode == "single" else best.judged_alone or "objective"
     if metric != loaded.spec.metrics[0].name:  # compare's default is the spec's first metric
         parts += ["--metric", metric]
     if not math.isclose(settings.threshold, 0.01):  # ... and a 1% threshold
