@@ -179,14 +179,14 @@ def _summary_html(doc: dict[str, Any] | None) -> str:
                             for k, v in recommended.items())
                 if recommended else "keep the current configuration")
     cmd = doc.get("apply_command")
-    settle = doc.get("settle") if isinstance(doc.get("settle"), dict) else None
-    plan = settle_plan(settle) if settle else None
+    settle = doc.get("settle")
+    plan = settle_plan(settle)  # None unless settle is a dict with a command
     return (
         f"<p class=verdict>Verdict: {verdict} {html.escape(ci_text)}</p>"
         f"<p>Recommendation:<br>{rec_text}</p>"
         + (f"<p>Apply with: <code>{html.escape(cmd)}</code></p>" if cmd else "")
         + (f"<p id=settle>Settle it ({html.escape(plan)}): <code>{html.escape(str(settle['command']))}</code></p>"
-           if plan and settle else "")
+           if plan else "")
         + "<table id=baseline-vs-winner><tr><th class=l>metric</th><th>baseline</th>"
         f"<th>{'recommendation' if recommended else 'best candidate'}</th></tr>" + "".join(rows) + "</table>"
         "<p class=note>means over the interleaved confirmation rounds</p>"

@@ -222,8 +222,8 @@ def not_ablated_lines(data: dict[str, Any]) -> list[Text]:
 def settle_lines(data: dict[str, Any]) -> list[Text]:
     """Nothing recommended, a candidate inconclusive: the ``hone compare`` that settles it."""
     settle = data.get("settle")
-    plan = settle_plan(settle) if isinstance(settle, dict) else None
-    return [Text(f"  settle it ({plan}): {settle['command']}")] if plan and isinstance(settle, dict) else []
+    plan = settle_plan(settle)  # None unless settle is a dict with a command
+    return [Text(f"  settle it ({plan}): {settle['command']}")] if plan else []
 
 
 def risk_lines(data: dict[str, Any]) -> list[Text]:

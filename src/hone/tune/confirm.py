@@ -381,10 +381,10 @@ def objective_figure(objective: Objective, runs: list[Measurement]) -> tuple[Fig
     ``runs`` so every round is judged on the same scale: the objective's own figure
     (:meth:`Objective.figure`), unless some successful run has a scored metric ≤ 0 (no
     geometric mean) — then the heaviest metric alone."""
-    ok = [figures(m) for m in runs if m.ok]
     if judged_alone(objective, runs) is None:
-        if ok:
-            goal = objective.figure(ok[0])[1]
+        first = next((figures(m) for m in runs if m.ok), None)
+        if first is not None:
+            goal = objective.figure(first)[1]
         else:
             goal = str(objective.metrics[0].goal) if objective.mode == "single" else "maximize"
         return (lambda m: objective.figure(figures(m))[0]), _goal(goal)
