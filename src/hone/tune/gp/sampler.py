@@ -271,7 +271,7 @@ class HoneGPSampler(BaseSampler):
         """The observations under log y or y itself, whichever the data make likelier: the GP's
         log marginal likelihood of each plus its :func:`log_jacobian`; ranks when a value is not
         positive (``warp="evidence"``; not the default: neutral on the suite's development half,
-        docs/decisions/0099-log-or-linear-y-by-evidence.md)."""
+        docs/decisions/0099-log-or-linear-y-by-evidence.md, 0112)."""
         log = self._observations(study, trials, cols, with_running=with_running, exclude=exclude,
                                  warp="log-rank", base=base)
         raw = observed_values(trials, cols, feasible=self._feasible, exclude=exclude, extra=[base] if base else ())

@@ -18,7 +18,7 @@ class GPSettings:
     refine_continuous: bool = False  # ... EI's best then refined along its float knobs by L-BFGS-B (0075)
     # the model
     warp: str = "log-rank"  # EI's model of y: log when every value is positive, else ranks (model.WARPS; 0041;
-    # "evidence": log or y itself, whichever the GP finds likelier, 0099)
+    # "evidence": log or y itself, whichever the GP finds likelier, 0099, 0112)
     thompson_warp: str = "rank"  # the Thompson half's (0008, 0041)
     stored_space: bool = True  # trial 0 from the space hone tune stores: a Latin-hypercube start, not a random draw
     baseline_observed: bool = True  # the measured baseline (hone tune's) is the model's first observation (0053)
