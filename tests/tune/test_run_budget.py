@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from hone.core.durations import format_duration
 from hone.core.errors import HoneError
 from hone.spec.atune import load_atune
+from hone.stats.detectable import detectable_gain_pct
 from hone.tune.runbudget import MIN_ROUNDS, RunBudget, RunPlan
 from tests.tune.conftest import tune_killed_after, write_three_knobs, write_workload
 
@@ -344,6 +345,13 @@ def test_under_a_small_budget_the_pooled_confirmation_takes_its_fewest_rounds(wo
     assert doc["recommended"] is not None
     assert "the best configuration's 3 new runs against the baseline's 3 + 3 in a rank-sum test (p < 0.025)" \
         in res.out
+    # before the search, the gain that confirmation can show at the baseline's noise (±5% by turns)
+    cv = doc["baseline_cv"]["score"]
+    assert doc["detectable_pct"] == pytest.approx(detectable_gain_pct(cv, "pooled", 3, 6, alpha=0.025))
+    assert 15 < doc["detectable_pct"] < 22
+    line = f"the confirmation (3 new runs of the best against the baseline's 6) shows a gain of about " \
+        f"{doc['detectable_pct']:.0f}% or more 8 times in 10"
+    assert line in res.out and res.out.index(line) < res.out.index("trial 1/")
 
 
 def test_confirmation_rounds_the_user_asked_for_hold_for_the_exact_and_pooled_confirmations(  # type: ignore[no-untyped-def]
@@ -363,6 +371,7 @@ def test_confirmation_rounds_the_user_asked_for_hold_for_the_exact_and_pooled_co
     assert doc["confirmations"][0]["comparison"]["reason"] == (
         "runs repeat identically (7 of the reference, 4 of the candidate): the difference is exact")
     assert "in 4 rounds (the same figures again make the comparison exact)" in res.out
+    assert doc["detectable_pct"] is None and "8 times in 10" not in res.out  # exact: nothing to detect against
     # noisy runs under a budget: the pooled confirmation takes 4 rounds unless the spec says 5
     (workload / "runs.log").unlink()
     spec = write_workload(workload, mode="noisy", repeats=3, trials=60)
@@ -397,6 +406,8 @@ def test_runs_a_trial_cap_leaves_idle_go_to_the_confirmation_before_anything_is_
     doc = json.loads((workload / "t.json").read_text())
     assert "instead of" not in res.out and "confirmation 18 (6 rounds × 3 arms)" in res.out, res.out
     assert [c["comparison"]["n"] for c in doc["confirmations"]] == [6, 6]
+    assert doc["detectable_pct"] == pytest.approx(detectable_gain_pct(doc["baseline_cv"]["score"], "paired", 6))
+    assert "the confirmation (6 paired rounds) shows a gain of about" in res.out
     assert sum(doc["budget"]["runs_spent"].values()) <= 40
 
 
@@ -791,6 +802,9 @@ def test_an_inconclusive_candidate_comes_with_the_comparison_that_settles_it(
     for out in (res.out, shown.out):
         assert f"first look after {rounds} rounds, {2 * rounds} runs, about {format_duration(first_s)}; up to " \
                f"{4 * rounds} rounds, about {format_duration(most_s)}, while undecided): {command}" \
+               in " ".join(out.split()), out
+        # beside it, the gain this confirmation could show at the baseline's noise (planned before the search)
+        assert f"this confirmation showed a gain of about {doc['detectable_pct']:.0f}% or more 8 times in 10" \
                in " ".join(out.split()), out
     page = tmp_path / "r.html"
     assert hone("report", tmp_path / "r.json", "--html", page).code == 0

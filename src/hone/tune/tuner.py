@@ -34,6 +34,7 @@ from hone.run.configure import Configurator, changes_machine
 from hone.run.journal import Journal, machine_lock_if
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
+from hone.stats.detectable import detectable_gain_pct
 from hone.stats.ranksum import rounds_for_alpha
 from hone.tune.ablation import (
     PRUNED_ROUNDS,
@@ -205,6 +206,7 @@ class TuneResult:
     budget: dict[str, Any] | None = None  # the time and run budgets, the estimate, the time and runs spent
     failed_knobs: dict[str, int] = field(default_factory=dict)  # failed trials by the knob at fault, most first
     settle: dict[str, Any] | None = None  # nothing recommended, one inconclusive: the compare that settles it
+    detectable_pct: float | None = None  # the smallest gain the planned confirmation shows at the baseline's noise
 
     @property
     def verdict(self) -> str:
@@ -273,6 +275,7 @@ class TuneResult:
             "not_ablated": self.not_ablated,
             "ablate_later": self.ablate_later,
             "settle": self.settle,
+            "detectable_pct": self.detectable_pct,
             "budget": self.budget,
             "started": self.started,
             "finished": self.finished,
@@ -339,6 +342,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     runs = RunBudget(settings.max_runs, settings.max_runs_source, share=settings.confirm_share)
     poolable = objective.mode != "pareto"
     pooled_rounds = 0  # > 0: the pooled confirmation's rounds (hone.tune.confirm.confirm_pooled)
+    detectable: float | None = None  # the smallest gain (%) the planned confirmation shows at the baseline's noise
     if not settings.resume:
         pooled_rounds = _begin_runs(runs, settings, space, warmup, repeats, one_run, fresh=True, done=0,
                                     phase=phase, poolable=poolable)
@@ -502,6 +506,13 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                          top_k=runs.confirm_arms - 1 if runs.max_runs is not None else top_k,
                          confirm_rounds=exact_rounds or pooled_rounds or None,
                          ablation_rounds=runs.plan.ablation_rounds if identical and runs.plan else None)
+            if not repeat_exactly and settings.confirm_rounds > 0 and objective.mode != "pareto":
+                detectable, line = _detectable(baseline, objective, noise,
+                                               pooled_rounds or (runs.plan.confirm_rounds if runs.plan else
+                                                                 max(settings.confirm_rounds, MIN_ROUNDS)),
+                                               pooled=bool(pooled_rounds))
+                if line:
+                    phase("noise", line)
             phase("estimate", clock.begin(plan, max_runs=runs.left()))
             _say_cuts(clock, phase)
             fewer = plan.trials < budget - plan.done  # a discrete space with fewer configurations left
@@ -630,6 +641,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         risks=risks(list(spec.knobs), dict(winner.candidate.config)) if winner is not None else [],
         failed_knobs=dict(blamed.most_common()), not_ablated=not_ablated, ablate_later=ablate_later,
         settle=_settle(loaded, settings, objective, confirmations, baseline, clock.per_run) if winner is None else None,
+        detectable_pct=detectable,
     )
     study.set_user_attr("hone_result", _jsonable(result.to_json()))
     if settings.max_runs is not None:
@@ -853,6 +865,30 @@ def _ablate_later(settings: TuneSettings, loaded: LoadedSpec, storage: str, name
 
 #: ``hone compare`` looks at R, 2R and 4R rounds while undecided, α spent over the looks
 SETTLE_LOOKS = 4
+
+
+def _detectable(baseline: dict[str, Any], objective: Objective, noise: float | None, rounds: int, *,
+                pooled: bool) -> tuple[float | None, str]:
+    """The smallest gain (%) the planned confirmation shows 8 times in 10 at the noise of the
+    baseline's runs, and the line that says so; (None, "") when the noise is unknown. A user who
+    pays for each run learns before the search which gains the budget can confirm at all:
+    ``rounds`` paired rounds, or (``pooled``) that many runs of the best against the baseline's
+    runs and as many new ones, in the exact rank test each uses (:mod:`hone.stats.detectable`)."""
+    cv = baseline_cv(baseline, objective) if noise is not None else None
+    if cv is None or not cv > 0 or rounds <= 0:
+        return None, ""
+    measured = sum(1 for r in baseline.get("runs", []) if r.get("ok", True))
+    if pooled:
+        pct = detectable_gain_pct(cv, "pooled", rounds, measured + rounds, alpha=POOLED_ALPHA)
+        how = f"{rounds} new runs of the best against the baseline's {measured + rounds}"
+    else:
+        pct = detectable_gain_pct(cv, "paired", rounds, alpha=ALPHA)
+        how = f"{rounds} paired rounds"
+    if not math.isfinite(pct):
+        return None, ""
+    return pct, (f"at {100 * cv:.1f}% run to run (the baseline's {measured} runs), the confirmation ({how}) shows "
+                 f"a gain of about {pct:.0f}% or more 8 times in 10; a smaller one most likely ends inconclusive "
+                 "(the current configuration kept)")
 
 
 def _settle(loaded: LoadedSpec, settings: TuneSettings, objective: Objective, confirmations: list[Confirmation],

@@ -288,6 +288,7 @@ class TuneV2(TypedDict):
     not_ablated: NotRequired[str | None]  # added within version 2: why a winner of 2+ changes was not ablated
     ablate_later: NotRequired[str | None]  # added within version 2: the --resume that ablates it without new trials
     settle: NotRequired[SettleV2 | None]  # added within version 2: the hone compare that settles an inconclusive one
+    detectable_pct: NotRequired[Num | None]  # added within version 2: the smallest gain the planned confirmation shows
     budget: BudgetV2 | None
     started: float
     finished: float
