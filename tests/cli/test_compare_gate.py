@@ -40,11 +40,12 @@ def test_a_faster_candidate_passes_a_slower_gate(hone) -> None:  # type: ignore[
 def test_identical_commands_pass_the_gate(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "r.json"
     # Rounds double until the CI lies within ±5% (equivalent), or, on a loaded machine, the
-    # budget ends (inconclusive): either passes a slower gate.
+    # budget ends (inconclusive): either passes a slower gate. A false "faster" passes it too; it
+    # is the test's α/2 by design (it came up once in a suite run that loaded both cores).
     r = hone("compare", "sleep 0.01", "sleep 0.01", "--rounds", "10", "--threshold", "5", "--max-time", "20s",
              "--fail-on", "slower", "--export-json", out)
     assert r.code == 0, r.out + r.err
-    assert _verdicts(out)[0] in ("equivalent", "inconclusive")
+    assert _verdicts(out)[0] != "slower"
 
 
 def test_inconclusive_fails_the_gate_only_when_listed(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
