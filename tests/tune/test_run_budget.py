@@ -809,6 +809,7 @@ def test_an_inconclusive_candidate_comes_with_the_comparison_that_settles_it(
     page = tmp_path / "r.html"
     assert hone("report", tmp_path / "r.json", "--html", page).code == 0
     assert f"<code>{command}</code>" in page.read_text()
+    assert f"this confirmation showed a gain of about {doc['detectable_pct']:.0f}% or more" in page.read_text()
     # the comparison it names runs as printed (fewer rounds here)
     args = shlex.split(command)[1:]
     args[args.index("--rounds") + 1] = args[args.index("--max-rounds") + 1] = "2"

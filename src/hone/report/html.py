@@ -23,7 +23,7 @@ from hone.core.errors import HoneError
 from hone.core.metrics import verdict_word
 from hone.core.paths import default_storage_url
 from hone.report import formats
-from hone.report.base import ablation_recommendation, ablation_rounds, ci_name, pct, settle_plan
+from hone.report.base import ablation_recommendation, ablation_rounds, ci_name, detectable_note, pct, settle_plan
 from hone.tune.gp import ATTR_START
 from hone.tune.importance import importance_caveat
 from hone.tune.storage import require_driver
@@ -185,7 +185,8 @@ def _summary_html(doc: dict[str, Any] | None) -> str:
         f"<p class=verdict>Verdict: {verdict} {html.escape(ci_text)}</p>"
         f"<p>Recommendation:<br>{rec_text}</p>"
         + (f"<p>Apply with: <code>{html.escape(cmd)}</code></p>" if cmd else "")
-        + (f"<p id=settle>Settle it ({html.escape(plan)}): <code>{html.escape(str(settle['command']))}</code></p>"
+        + (f"<p id=settle>Settle it ({html.escape(plan)}): <code>{html.escape(str(settle['command']))}</code>"
+           + (f"<br>({html.escape(note)})" if (note := detectable_note(doc)) else "") + "</p>"
            if plan else "")
         + "<table id=baseline-vs-winner><tr><th class=l>metric</th><th>baseline</th>"
         f"<th>{'recommendation' if recommended else 'best candidate'}</th></tr>" + "".join(rows) + "</table>"

@@ -14,7 +14,15 @@ from rich.text import Text
 
 from hone.core.durations import format_duration
 from hone.core.metrics import verdict_word
-from hone.report.base import ablation_recommendation, ablation_rounds, ci_name, ci_text, pct, settle_plan
+from hone.report.base import (
+    ablation_recommendation,
+    ablation_rounds,
+    ci_name,
+    ci_text,
+    detectable_note,
+    pct,
+    settle_plan,
+)
 
 
 def _num(v: Any) -> str:
@@ -225,12 +233,8 @@ def settle_lines(data: dict[str, Any]) -> list[Text]:
     plan = settle_plan(settle)  # None unless settle is a dict with a command
     if not plan:
         return []
-    lines = [Text(f"  settle it ({plan}): {settle['command']}")]
-    detectable = data.get("detectable_pct")
-    if isinstance(detectable, (int, float)) and math.isfinite(detectable):
-        lines.append(Text(f"  (at the baseline's noise this confirmation showed a gain of about {detectable:.0f}% "
-                          "or more 8 times in 10)"))
-    return lines
+    note = detectable_note(data)
+    return [Text(f"  settle it ({plan}): {settle['command']}"), *([Text(f"  ({note})")] if note else [])]
 
 
 def risk_lines(data: dict[str, Any]) -> list[Text]:
