@@ -10,6 +10,7 @@ the shift that reaches the power found by bisection (common random numbers keep 
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Literal
 
@@ -26,9 +27,15 @@ def detectable_shift(design: Design, m: int, n: int = 0, *, alpha: float = 0.05,
     detects (p < ``alpha``) in ``power`` of the draws; inf when it cannot reach ``alpha``.
 
     ``paired``: ``m`` interleaved rounds of two arms, the signed-rank test of the m differences.
-    ``pooled``: ``m`` runs of the candidate against ``n`` of the baseline, the rank-sum test."""
+    ``pooled``: ``m`` runs of the candidate against ``n`` of the baseline, the rank-sum test.
+    Cached: a tune session asks for its confirmation's figure, then its comparisons' mde."""
     if design not in ("paired", "pooled"):
         raise ValueError(f"design must be 'paired' or 'pooled', got {design!r}")
+    return _shift(design, m, n if design == "pooled" else 0, alpha, power, draws, seed)
+
+
+@functools.cache
+def _shift(design: Design, m: int, n: int, alpha: float, power: float, draws: int, seed: int) -> float:
     if m < 1 or (design == "pooled" and n < 1):
         return math.inf
     rng = np.random.default_rng(seed)

@@ -44,7 +44,6 @@ Estimators (what "the ratio", its CI and its test are):
 
 from __future__ import annotations
 
-import functools
 import importlib
 import math
 import warnings
@@ -420,11 +419,12 @@ def minimal_detectable_log_effect(
         return math.inf
     df = n - 1
     t_sum = float(_sps().t.ppf(1 - alpha / 2, df) + _sps().t.ppf(power, df))
+    factor = _small_n_factor(n, alpha, power, t_sum / math.sqrt(n) / math.sqrt(_WILCOXON_ARE))
     if se is not None:
-        return t_sum * se * _small_n_factor(n, alpha, power) if math.isfinite(se) else math.inf
+        return t_sum * se * factor if math.isfinite(se) else math.inf
     if not math.isfinite(sd):
         return math.inf
-    return t_sum * sd / math.sqrt(n) / math.sqrt(_WILCOXON_ARE) * _small_n_factor(n, alpha, power)
+    return t_sum * sd / math.sqrt(n) / math.sqrt(_WILCOXON_ARE) * factor
 
 
 #: Below this many rounds the exact test's few attainable p-values make the t approximation
@@ -432,18 +432,16 @@ def minimal_detectable_log_effect(
 _EXACT_BELOW = 10
 
 
-@functools.cache
-def _small_n_factor(n: int, alpha: float, power: float) -> float:
-    """The exact signed-rank test's detectable shift (simulated, :mod:`hone.stats.detectable`)
-    over the t approximation's, below :data:`_EXACT_BELOW` rounds; 1 from there on, where the two
-    agree within ~2%. Never below 1: the approximation is kept where it is the more cautious."""
+def _small_n_factor(n: int, alpha: float, power: float, approx: float) -> float:
+    """The exact signed-rank test's detectable shift (simulated and cached,
+    :mod:`hone.stats.detectable`) over the t approximation's (``approx``, in sd of the
+    differences), below :data:`_EXACT_BELOW` rounds; 1 from there on, where the two agree within
+    ~2%. Never below 1: the approximation is kept where it is the more cautious."""
     if n >= _EXACT_BELOW:
         return 1.0
     from hone.stats.detectable import detectable_shift  # it builds on this module
 
     exact = detectable_shift("paired", n, alpha=alpha, power=power) / math.sqrt(2.0)  # in sd of the differences
-    df = n - 1
-    approx = float(_sps().t.ppf(1 - alpha / 2, df) + _sps().t.ppf(power, df)) / math.sqrt(n) / math.sqrt(_WILCOXON_ARE)
     return max(1.0, exact / approx) if math.isfinite(exact) else math.inf
 
 

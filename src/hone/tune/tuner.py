@@ -877,7 +877,7 @@ def _detectable(baseline: dict[str, Any], objective: Objective, noise: float | N
     cv = baseline_cv(baseline, objective) if noise is not None else None
     if cv is None or not cv > 0 or rounds <= 0:
         return None, ""
-    measured = sum(1 for r in baseline.get("runs", []) if r.get("ok", True))
+    measured = len(baseline.get("runs", []))  # a baseline with a failed run is refused
     if pooled:
         pct = detectable_gain_pct(cv, "pooled", rounds, measured + rounds, alpha=POOLED_ALPHA)
         how = f"{rounds} new runs of the best against the baseline's {measured + rounds}"
