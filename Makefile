@@ -1,4 +1,4 @@
-.PHONY: setup demo example-postgresql example-redis example-nginx example-mariadb example-pgo-redis example-pgo-nginx example-readahead test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-analyse bench-faults bench-readahead lint lock clean
+.PHONY: setup demo example-postgresql example-redis example-nginx example-mariadb example-kafka example-pgo-redis example-pgo-nginx example-readahead test bench bench-stats bench-tuning bench-fleet bench-pgo bench-diagnose bench-analyse bench-faults bench-readahead lint lock clean
 VENV := .venv
 HONE := $(VENV)/bin/hone
 export PATH := $(CURDIR)/$(VENV)/bin:$(HOME)/.cargo/bin:$(PATH)
@@ -38,6 +38,16 @@ example-mariadb:
 	$(HONE) tune build/examples/mariadb/mariadb_client.yaml --atune-server build/examples/mariadb/mariadb_server.yaml \
 	  --json build/example-mariadb.json --html build/example-mariadb.html; \
 	  rc=$$?; sh examples/mariadb/stop.sh build/examples/mariadb; exit $$rc
+
+# A-Tune's Kafka case as a user brings it (client + server YAML: producer settings, broker
+# threads with a restart, vm.dirty_background_ratio), on a private KRaft broker with Kafka's perf
+# tools; the broker is stopped afterwards (~10 min)
+example-kafka:
+	@$(SETUP) core examples-kafka
+	bash examples/kafka/setup.sh
+	$(HONE) tune build/examples/kafka/kafka_client.yaml --atune-server build/examples/kafka/kafka_server.yaml \
+	  --json build/example-kafka.json --html build/example-kafka.html; \
+	  rc=$$?; sh examples/kafka/stop.sh build/examples/kafka; exit $$rc
 
 # Redis from Debian source rebuilt with instrumented PGO, trained and judged as the service (~5 min)
 example-pgo-redis:

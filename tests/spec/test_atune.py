@@ -163,6 +163,13 @@ def test_hone_tune_runs_an_atune_pair(pair, hone, tmp_path):
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["trials"] == 4 and doc["failed_trials"] == 0 and doc["budget"]["runs_total"] <= 17
     assert doc["objective"]["mode"] == "weighted"
+    # A-Tune's score drives the search; the verdict is on the weighted geometric mean: both are named
+    assert ("objective: a trial's score (its `best`) is the weighted % change vs baseline (tps×60, delay×40); "
+            "the confirmation's % change is of the weighted geometric mean") in res.out
+    assert doc["recommended"] and doc["confirmations"][0]["judged_alone"] is None
+    assert "vs baseline (the weighted geometric mean of the 2 metrics)" in res.out
+    assert "weighted geometric mean (the verdict)" in hone("report", tmp_path / "r.json").out
+    assert "--variant alone:ratio=60 --metric objective" in res.out  # compared on the verdict's figure
     # the HTML report and `hone report STUDY` read the study's copy: its commands name the translated spec
     stored = optuna.load_study(study_name=doc["study"], storage=doc["storage"]).user_attrs["hone_result"]
     assert "/atune/" in doc["spec"] and stored["spec"] == doc["spec"]

@@ -27,7 +27,7 @@ from hone.core.errors import RestoreError
 from hone.core.metrics import verdict_word
 from hone.core.paths import state_dir
 from hone.fleet.local import LocalWorkers
-from hone.report.base import ci_name
+from hone.report.base import ci_name, judged_figure
 from hone.report.formats import load_tune_result
 from hone.report.tune_terminal import (
     ablation_lines,
@@ -275,10 +275,12 @@ def _print_result(result: TuneResult) -> None:
             console.print(line)
     else:
         comp = result.winner.comparison
+        of = judged_figure(result.objective.mode, len(result.objective.metrics), result.winner.judged_alone)
         console.print(Text.assemble(
             (f"Recommendation ({recommendation_kind(doc)}): "
              + recommendation_text(result.winner.candidate.config, result.unchanged, 20), "bold green"),
-            f"\n  {comp.change_pct:+.2f}% vs baseline, {ci_name(comp.confidence)} [{comp.ci_pct[0]:+.2f}%, "
+            f"\n  {comp.change_pct:+.2f}% vs baseline{f' ({of})' if of else ''}, {ci_name(comp.confidence)} "
+            f"[{comp.ci_pct[0]:+.2f}%, "
             f"{comp.ci_pct[1]:+.2f}%], p = {comp.p_value:.3g}, {comp.n} interleaved round{'s' if comp.n != 1 else ''}"))
         if result.chosen_by == "model":
             console.print("  chosen among the confirmed candidates by the GP's posterior mean over every"

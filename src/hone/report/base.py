@@ -218,3 +218,12 @@ def ok_runs(data: dict[str, Any], row: dict[str, Any], name: str) -> list[tuple[
     runs = next((v["runs"] for v in row["variants"] if v["name"] == name), [])
     pairs = [(r, metric_value(r, data["metric"])) for r in runs]
     return [(r, x) for r, x in pairs if math.isfinite(x)]
+
+
+def judged_figure(mode: str, n_metrics: int, alone: str | None) -> str:
+    """The figure a confirmation's % change is of, in words ("" for one metric)."""
+    if mode != "weighted":
+        return ""
+    if alone:
+        return f"{alone} alone: a run had a metric ≤ 0"
+    return f"the weighted geometric mean of the {n_metrics} metrics"

@@ -23,7 +23,15 @@ from hone.core.errors import HoneError
 from hone.core.metrics import verdict_word
 from hone.core.paths import default_storage_url
 from hone.report import formats
-from hone.report.base import ablation_recommendation, ablation_rounds, ci_name, detectable_note, pct, settle_plan
+from hone.report.base import (
+    ablation_recommendation,
+    ablation_rounds,
+    ci_name,
+    detectable_note,
+    judged_figure,
+    pct,
+    settle_plan,
+)
 from hone.tune.gp import ATTR_START
 from hone.tune.importance import importance_caveat
 from hone.tune.storage import require_driver
@@ -171,8 +179,10 @@ def _summary_html(doc: dict[str, Any] | None) -> str:
     ci = doc.get("ci_pct")
     change = doc.get("improvement_pct")
     level = ci_name((best.get("comparison") or {}).get("confidence"))
-    ci_text = (f"{change:+.2f}% ({level} {ci[0]:+.2f}% … {ci[1]:+.2f}%, p = {doc.get('p_value'):.3g})"
-               if ci and change is not None and None not in ci else "")
+    of = judged_figure(str((doc.get("objective") or {}).get("mode")), len(best.get("metrics") or {}),
+                       best.get("judged_alone"))
+    ci_text = (f"{change:+.2f}%{f' in {of}' if of else ''} ({level} {ci[0]:+.2f}% … {ci[1]:+.2f}%, "
+               f"p = {doc.get('p_value'):.3g})" if ci and change is not None and None not in ci else "")
     recommended = doc.get("recommended")
     same = set(doc.get("unchanged") or ())  # knobs at the baseline's value: no change to apply
     rec_text = ("<br>".join(f"{html.escape(k)} = {html.escape(str(v))}" + (" (as now)" if k in same else "")

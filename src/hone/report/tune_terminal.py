@@ -62,6 +62,14 @@ def result_table(data: dict[str, Any], title: str, goals: dict[str, str] | None 
                       f"{comp['change_pct']:+.2f}%" if comp.get("change_pct") is not None else "–",
                       f"{ci[0]:+.2f}% … {ci[1]:+.2f}%" if None not in ci else "–",
                       _num(comp.get("p_value")), verdict_word(str(comp.get("verdict")), units.get(name)))
+    whole = best.get("comparison") or {}
+    if (data.get("objective") or {}).get("mode") == "weighted" and comps and whole and not best.get("judged_alone"):
+        # the figure the verdict is on, beside its parts (a weighted score's % is not theirs)
+        ci = whole.get("ci_pct") or [None, None]
+        table.add_row("weighted geometric mean (the verdict)", "", "",
+                      f"{whole['change_pct']:+.2f}%" if whole.get("change_pct") is not None else "–",
+                      f"{ci[0]:+.2f}% … {ci[1]:+.2f}%" if None not in ci else "–", _num(whole.get("p_value")),
+                      verdict_word(str(whole.get("verdict")), *units.values()))
     return table
 
 
@@ -220,8 +228,12 @@ def not_ablated_lines(data: dict[str, Any]) -> list[Text]:
     top = next((k for k in data.get("importances") or {} if k in rec and k not in same), None)
     if top is not None:
         variant = shlex.quote(f"alone:{top}={knob_value(rec[top])}")
+        # a weighted verdict's figure, as the confirmation judged it (compare's default: the first metric)
+        alone = (data.get("best_candidate") or {}).get("judged_alone")
+        metric = f" --metric {shlex.quote(alone or 'objective')}" if (data.get("objective") or {}).get(
+            "mode") == "weighted" else ""
         lines.append(Text(f"  its most important change alone (importances: a rough guide): hone compare "
-                          f"{shlex.quote(str(data.get('spec', 'SPEC')))} --variant {variant}"))
+                          f"{shlex.quote(str(data.get('spec', 'SPEC')))} --variant {variant}{metric}"))
     if data.get("ablate_later"):
         lines.append(Text(f"  the ablation later, on this study (no new trials): {data['ablate_later']}"))
     return lines

@@ -93,6 +93,7 @@ class Confirmation:
             "means": self.means,
             "baseline_means": self.baseline_means,
             "metrics": {k: v.to_dict() for k, v in self.metric_comparisons.items()},
+            "judged_alone": self.judged_alone,
         }
 
 

@@ -133,6 +133,15 @@ class Objective:
         return a > b if self.directions[0] == StudyDirection.MAXIMIZE else a < b
 
 
+def weighted_figures_line(objective: Objective) -> str:
+    """What a weighted study's two figures are: the trials' score (A-Tune's, in points) and
+    the confirmation's % change (of the weighted geometric mean), which users otherwise mistake
+    for one another."""
+    return (f"a trial's score (its `best`) is the {objective.label.removesuffix(', maximize')}; the "
+            "confirmation's % change is of the weighted geometric mean of the same metrics "
+            "(a halved latency counts like a doubled throughput)")
+
+
 def _direction(goal: str | None) -> StudyDirection:
     return StudyDirection.MAXIMIZE if goal == "maximize" else StudyDirection.MINIMIZE
 

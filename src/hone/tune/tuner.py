@@ -65,7 +65,7 @@ from hone.tune.confirm import (
 )
 from hone.tune.gp import GPSettings, HoneGPSampler
 from hone.tune.importance import knob_importances
-from hone.tune.objective import Objective, build_objective
+from hone.tune.objective import Objective, build_objective, weighted_figures_line
 from hone.tune.runbudget import RunBudget, RunPlan
 from hone.tune.samplers import make_sampler
 from hone.tune.space import SearchSpace
@@ -522,6 +522,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                   + f", sampler {settings.sampler}"
                   + (f", {workers} workers" if workers > 1 else "")
                   + ("; one run each (the model weighs the noise)" if one_run and repeats > 1 else ""))
+            if objective.mode == "weighted":
+                phase("objective", weighted_figures_line(objective))
             if events.on_trials:
                 events.on_trials(plan.done + plan.trials)
             runs.phase = "search"

@@ -159,6 +159,7 @@ class ConfirmationV2(TypedDict):
     means: dict[str, Num]
     baseline_means: dict[str, Num]
     metrics: dict[str, ComparisonV2]
+    judged_alone: NotRequired[str | None]  # added within version 2
 
 
 class RiskV2(TypedDict):
