@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, is_root
+from tests.conftest import is_root
+from tests.examples.conftest import copy_example
 from tests.net import free_port, listening
 
 NEEDS = ("java", "mvn")
@@ -27,26 +26,10 @@ pytestmark = [pytest.mark.integration,
                                  reason="Java or Maven not installed (make example-kafka installs them)")]
 
 
-@pytest.fixture
-def root() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="hone-kafka-"))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
 def _copy(root: Path, port: int, controller: int) -> Path:
     """The example under ``root`` with its two ports and runs of 10 000 records."""
-    dst = root / "examples" / "kafka"
-    shutil.copytree(REPO / "examples" / "kafka", dst)
-    edits = {"29092": str(port), "29093": str(controller), "bench.sh @DIR@": "bench.sh @DIR@ 10000"}
-    for path in dst.iterdir():
-        text = path.read_text()
-        for old, new in edits.items():
-            text = text.replace(old, new)
-        path.write_text(text)
-    return dst
+    return copy_example("kafka", root, {"29092": str(port), "29093": str(controller),
+                                        "bench.sh @DIR@": "bench.sh @DIR@ 10000"})
 
 
 def test_the_atune_kafka_pair_tunes_a_real_broker_and_leaves_it_running_on_its_config(  # type: ignore[no-untyped-def]

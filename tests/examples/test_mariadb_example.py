@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, is_root
+from tests.conftest import is_root
+from tests.examples.conftest import copy_example
 from tests.net import free_port
 
 NEEDS = ("mariadbd", "mariadb-install-db", "mariadb-admin", "sysbench")
@@ -25,27 +24,10 @@ pytestmark = [pytest.mark.integration,
                                  reason="MariaDB or sysbench not installed (make example-mariadb installs them)")]
 
 
-@pytest.fixture
-def root() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="hone-mariadb-"))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
 def _copy(root: Path, port: int) -> Path:
     """The example under ``root`` with ``port`` and 8 tables of 2 000 rows, 1 s runs."""
-    dst = root / "examples" / "mariadb"
-    shutil.copytree(REPO / "examples" / "mariadb", dst)
-    edits = {"33306": str(port), "--table-size=100000": "--table-size=2000", "--time=10": "--time=1",
-             "--time=4": "--time=1"}
-    for path in dst.iterdir():
-        text = path.read_text()
-        for old, new in edits.items():
-            text = text.replace(old, new)
-        path.write_text(text)
-    return dst
+    return copy_example("mariadb", root, {"33306": str(port), "--table-size=100000": "--table-size=2000",
+                                          "--time=10": "--time=1", "--time=4": "--time=1"})
 
 
 def test_the_atune_mariadb_pair_tunes_a_real_server_and_leaves_it_running_on_its_config(  # type: ignore[no-untyped-def]

@@ -11,9 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,18 +57,6 @@ EXAMPLES = {
 def _missing(example: Example) -> list[str]:
     return [n for n in example.needs if (shutil.which(n) if "/" not in n else (n if os.path.exists(n) else None))
             is None]
-
-
-@pytest.fixture
-def root() -> Iterator[Path]:
-    """A private stand-in for the repository root, outside pytest's 0700 tmp tree: the
-    postgres user must reach the cluster under it."""
-    path = Path(tempfile.mkdtemp(prefix="hone-example-"))
-    path.chmod(0o755)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def _prepare(example: Example, root: Path, port: int, grid: bool = True) -> Path:
