@@ -139,7 +139,8 @@ def weighted_figures_line(objective: Objective) -> str:
     for one another."""
     return (f"a trial's score (its `best`) is the {objective.label.removesuffix(', maximize')}; the "
             "confirmation's % change is of the weighted geometric mean of the same metrics "
-            "(a halved latency counts like a doubled throughput)")
+            "(each metric's ratio to its share of the weights: at equal weights a halved latency counts "
+            "like a doubled throughput)")
 
 
 def _direction(goal: str | None) -> StudyDirection:
