@@ -6,8 +6,9 @@ runs, the configuration's apply included) and prints what the rest will take: th
 knob changed (k + 1 arms), then the baseline, the minimal configuration and the winner (3 arms).
 
 The baseline's runs say little of slow configurations (a compression level, a sync setting):
-when the search's trials so far (3 or more) cost 2× more or less a run than the estimate
-assumed, a new estimate line says so (:meth:`TimeBudget.revised`).
+when the search's trials so far (3 or more) cost 1.5× more or less a run than the estimate
+assumed (a restart per configuration, which the baseline's runs never pay, is often that much),
+a new estimate line says so (:meth:`TimeBudget.revised`).
 
 With a budget, the search stops before a trial that would not fit, keeping time for the
 confirmation and the ablation at the cost per run measured so far (the trials' own, ask and
@@ -34,7 +35,7 @@ from hone.stats.paired import min_rounds_for_alpha
 
 MIN_ROUNDS = min_rounds_for_alpha(0.05)
 #: A new estimate when the trials' cost per run strays this factor from the last one stated …
-REVISE_FACTOR = 2.0
+REVISE_FACTOR = 1.5
 #: … over this many trials since it was stated.
 REVISE_TRIALS = 3
 #: Arms of the ablation's second block: the baseline, the minimal configuration, the winner.
