@@ -127,3 +127,10 @@ def verdict_word(verdict: str, *units: str | None) -> str:
     if units and all(is_speed(u) for u in units):
         return verdict
     return {"faster": "better", "slower": "worse"}.get(verdict, verdict)
+
+
+def judged_metric(mode: str, scored: list[str], alone: str | None) -> str:
+    """What ``hone compare --metric`` takes to judge what a confirmation judged: the one scored
+    metric, else the metric judged alone (a run had one ≤ 0), else ``objective`` (the weighted
+    geometric mean)."""
+    return scored[0] if mode == "single" else alone or "objective"

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hone.core.durations import format_duration
-from hone.core.metrics import verdict_word
+from hone.core.metrics import judged_metric, verdict_word
 from hone.report.base import (
     ablation_recommendation,
     ablation_rounds,
@@ -56,21 +56,21 @@ def result_table(data: dict[str, Any], title: str, goals: dict[str, str] | None 
         if comp is None:  # nothing confirmed: the baseline's own means
             table.add_row(label, _num((data.get("baseline") or {}).get(name)), "–", "", "", "", "")
             continue
-        ci = comp.get("ci_pct") or [None, None]
         base, cand = (best.get("baseline_means") or {}).get(name), (best.get("means") or {}).get(name)
-        table.add_row(label, _num(base), _num(cand),
-                      f"{comp['change_pct']:+.2f}%" if comp.get("change_pct") is not None else "–",
-                      f"{ci[0]:+.2f}% … {ci[1]:+.2f}%" if None not in ci else "–",
-                      _num(comp.get("p_value")), verdict_word(str(comp.get("verdict")), units.get(name)))
+        table.add_row(label, _num(base), _num(cand), *_change_cells(comp, units.get(name)))
     whole = best.get("comparison") or {}
     if (data.get("objective") or {}).get("mode") == "weighted" and comps and whole and not best.get("judged_alone"):
         # the figure the verdict is on, beside its parts (a weighted score's % is not theirs)
-        ci = whole.get("ci_pct") or [None, None]
-        table.add_row("weighted geometric mean (the verdict)", "", "",
-                      f"{whole['change_pct']:+.2f}%" if whole.get("change_pct") is not None else "–",
-                      f"{ci[0]:+.2f}% … {ci[1]:+.2f}%" if None not in ci else "–", _num(whole.get("p_value")),
-                      verdict_word(str(whole.get("verdict")), *units.values()))
+        table.add_row("weighted geometric mean (the verdict)", "", "", *_change_cells(whole, *units.values()))
     return table
+
+
+def _change_cells(comp: dict[str, Any], *units: str | None) -> tuple[str, str, str, str]:
+    """A comparison's change, CI, p and verdict as the result table shows them."""
+    ci = comp.get("ci_pct") or [None, None]
+    return (f"{comp['change_pct']:+.2f}%" if comp.get("change_pct") is not None else "–",
+            f"{ci[0]:+.2f}% … {ci[1]:+.2f}%" if None not in ci else "–",
+            _num(comp.get("p_value")), verdict_word(str(comp.get("verdict")), *units))
 
 
 def failed_at(failed_knobs: dict[str, int]) -> str:
@@ -229,9 +229,10 @@ def not_ablated_lines(data: dict[str, Any]) -> list[Text]:
     if top is not None:
         variant = shlex.quote(f"alone:{top}={knob_value(rec[top])}")
         # a weighted verdict's figure, as the confirmation judged it (compare's default: the first metric)
-        alone = (data.get("best_candidate") or {}).get("judged_alone")
-        metric = f" --metric {shlex.quote(alone or 'objective')}" if (data.get("objective") or {}).get(
-            "mode") == "weighted" else ""
+        weighted = (data.get("objective") or {}).get("mode") == "weighted"
+        judged = judged_metric("weighted", list(data.get("units") or {}),
+                               (data.get("best_candidate") or {}).get("judged_alone"))
+        metric = f" --metric {shlex.quote(judged)}" if weighted else ""
         lines.append(Text(f"  its most important change alone (importances: a rough guide): hone compare "
                           f"{shlex.quote(str(data.get('spec', 'SPEC')))} --variant {variant}{metric}"))
     if data.get("ablate_later"):

@@ -25,7 +25,7 @@ from optuna.trial import TrialState
 
 from hone.core.durations import format_duration
 from hone.core.errors import HoneError
-from hone.core.metrics import of_run
+from hone.core.metrics import judged_metric, of_run
 from hone.core.paths import default_storage_url, numbered
 from hone.knobs import driver_for
 from hone.knobs.risk import risks
@@ -919,7 +919,7 @@ def _settle(loaded: LoadedSpec, settings: TuneSettings, objective: Objective, co
     variant = "best:" + ",".join(f"{k}={v}" for k, v in values.items())
     parts = ["hone", "compare", _spec_arg(settings, loaded), "--variant", variant,
              "--rounds", str(rounds), "--max-rounds", str(SETTLE_LOOKS * rounds), "--max-time", "0"]
-    metric = objective.metrics[0].name if objective.mode == "single" else best.judged_alone or "objective"
+    metric = judged_metric(objective.mode, [m.name for m in objective.metrics], best.judged_alone)
     if metric != loaded.spec.metrics[0].name:  # compare's default is the spec's first metric
         parts += ["--metric", metric]
     if not math.isclose(settings.threshold, 0.01):  # ... and a 1% threshold
