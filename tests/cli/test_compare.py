@@ -267,9 +267,25 @@ def test_metric_objective_compares_a_weighted_spec_on_the_figure_hone_tune_confi
     comp = _comparison(doc, "three")
     # 1.2^0.6 · 1.5^-0.4 = 0.9434: worse on the figure, though its first metric is 20% better
     assert comp["change_pct"] == pytest.approx(100 * (1.2**0.6 * 1.5**-0.4 - 1)) and comp["verdict"] == "slower"
-    tps = hone("compare", spec, "--variant", "three:level=3", "--rounds", "6", "--max-time", "0", "--warmup", "0",
-               "--export-json", out)
-    assert tps.code == 0 and _comparison(json.loads(out.read_text()), "three")["verdict"] == "faster"
+    args = ("compare", spec, "--variant", "three:level=3", "--rounds", "6", "--max-time", "0", "--warmup", "0",
+            "--export-json", out)
+    tps = hone(*args)  # the spec does not say which figure: its first metric, and the reason names the other
+    doc = json.loads(out.read_text())
+    assert tps.code == 0 and doc["metric"] == "tps" and _comparison(doc, "three")["verdict"] == "faster"
+    assert doc["metric_reason"] == ("the spec's first metric; hone tune judges the weighted geometric mean of its "
+                                    "2 metrics (--metric objective)")
+    # a spec that names its objective (A-Tune's pairs do) is compared on it without --metric
+    spec.write_text(spec.read_text() + "tune:\n  objective: weighted\n")
+    assert hone(*args).code == 0
+    doc = json.loads(out.read_text())
+    assert doc["metric"] == "objective" and _comparison(doc, "three")["verdict"] == "slower"
+    # the others at weight 0: the one scored metric, though it is not the first
+    spec.write_text(spec.read_text().replace("weight: 60", "weight: 0").replace("objective: weighted",
+                                                                                "objective: single"))
+    assert hone(*args).code == 0
+    doc = json.loads(out.read_text())
+    assert doc["metric"] == "lat" and doc["goal"] == "minimize" and _comparison(doc, "three")["verdict"] == "slower"
+    assert doc["metric_reason"] == "the spec's one scored metric (the others have weight 0), as hone tune judges it"
     assert conf.read_text() == "level = 2\n"
 
 

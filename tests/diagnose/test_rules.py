@@ -78,6 +78,9 @@ def test_spec_experiments_become_spec_variants() -> None:
     exp = Experiment("buffer size", "h", [ExperimentVariant("a", ["./x", "-b", "256"]),
                                           ExperimentVariant("b", ["./x", "-b", "1024"])])
     assert exp.compare_command(target, 8) == "hone compare hone.yaml --variant b:bufsize=1024 -r 8"
+    # a spec compare judges on another figure (tune.objective: weighted): the metric the doctor measured, named
+    target.metric, target.spec_compares = "tps", "objective"
+    assert exp.compare_command(target, 8) == "hone compare hone.yaml --variant b:bufsize=1024 --metric tps -r 8"
 
 
 def test_buffer_option_forms() -> None:

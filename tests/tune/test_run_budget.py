@@ -109,13 +109,14 @@ def test_a_winner_the_budget_cannot_ablate_says_so_and_how_to_measure_its_top_ch
     for out in (res.out, shown.out):
         flat = " ".join(out.split())  # as printed, wrapped at the terminal's width
         assert f"not ablated: {doc['not_ablated']}" in flat, flat
-        assert f"hone compare {spec} --variant alone:{top}={doc['recommended'][top]}" in flat, flat
+        # the judged metric named: the result does not say which metric compare takes by default
+        assert f"hone compare {spec} --variant alone:{top}={doc['recommended'][top]} --metric score" in flat, flat
     page = tmp_path / "r.html"
     assert hone("report", tmp_path / "r.json", "--html", page).code == 0
     assert f"<p id=not-ablated>Not ablated: {doc['not_ablated']}</p>" in page.read_text()
     # the comparison it names runs as printed
-    cmp = hone("compare", spec, "--variant", f"alone:{top}={doc['recommended'][top]}", "--rounds", "2",
-               "--max-time", "0", "--warmup", "0")
+    cmp = hone("compare", spec, "--variant", f"alone:{top}={doc['recommended'][top]}", "--metric", "score",
+               "--rounds", "2", "--max-time", "0", "--warmup", "0")
     assert cmp.code == 0, cmp.err + cmp.out
     # so does the later ablation it names: no new trial, the confirmation again, then the whole ablation
     again = doc["budget"]["runs_spent"]["confirmation"] + 2
@@ -787,7 +788,7 @@ def test_an_inconclusive_candidate_comes_with_the_comparison_that_settles_it(
     comp = doc["best_candidate"]["comparison"]
     assert doc["recommended"] is None and comp["verdict"] == "inconclusive" and comp["change_pct"] > 0, res.out
     rounds = max(MIN_ROUNDS, comp["rounds_needed"])
-    # the spec's first metric is not what the confirmation judged (tps alone, or the weighted figure): it is named
+    # the figure the confirmation judged is named (tps alone, or the weighted figure), default or not
     command = (f"hone compare {spec} --variant best:cache=on --rounds {rounds} --max-rounds {4 * rounds} "
                f"--max-time 0 --metric {metric}")
     first_s, most_s = doc["settle"].pop("first_look_s"), doc["settle"].pop("max_s")
@@ -842,7 +843,8 @@ def test_only_an_estimated_gain_of_at_least_the_threshold_is_worth_settling(
     # only the changed knob; at least the 6 rounds the paired test needs, two 30 s runs each
     assert got == {"candidate": "trial 4", "trial": 4, "config": {"level": "3"}, "rounds": 6, "max_rounds": 24,
                    "first_look_s": 360.0, "max_s": 1440.0,
-                   "command": f"hone compare {spec} --variant best:level=3 --rounds 6 --max-rounds 24 --max-time 0"}
+                   "command": f"hone compare {spec} --variant best:level=3 --rounds 6 --max-rounds 24 --max-time 0 "
+                              f"--metric {loaded.spec.metrics[0].name}"}
 
 
 @pytest.mark.parametrize(("latency", "metric"), [(2.0, "objective"), (0.0, "score")])
@@ -874,5 +876,4 @@ def test_a_weighted_verdict_on_its_heaviest_metric_alone_is_settled_on_that_metr
     got = _settle(loaded, TuneSettings(trials=8), objective, [Confirmation(cand, comp, judged_alone=alone)],
                   {"config": {"level": 1, "x": 1}})
     assert got is not None
-    tail = "" if metric == "score" else " --metric objective"  # score is the spec's first metric: compare's default
-    assert got["command"].endswith(f"--max-time 0{tail}"), got["command"]
+    assert got["command"].endswith(f"--max-time 0 --metric {metric}"), got["command"]  # named, default or not

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from pathlib import Path
 
 import optuna
@@ -56,10 +57,23 @@ def test_the_estimate_is_printed_before_the_search_and_within_a_factor_of_two(ho
     assert res.out.index("estimate: ") < res.out.index("trial 1/8")
     estimate = doc["budget"]["estimate_s"]
     assert f"~{format_duration(estimate)} (8 trials × 1 run" in line
+    assert "restarts" not in line  # no knob restarts anything
     assert re.search(r"done by ~\d\d:\d\d:\d\d", line), line
     real = doc["finished"] - doc["started"]
     assert 0.5 <= estimate / real <= 2, (estimate, real)
     assert doc["budget"]["max_time_s"] is None and doc["budget"]["search_stopped"] is None
+
+
+def test_the_first_estimate_says_it_leaves_out_the_restarts_knob_changes_need(
+        hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    spec = write_three_knobs(tmp_path, "apart", trials=2)
+    spec.write_text(spec.read_text().replace("key: small,", "key: small, restart: ['true'],")
+                    .replace("key: inert,", f"key: inert, restart: [{sys.executable}, -c, pass],"))
+    res = hone("tune", spec, "--no-ablation", "--confirm", "0")
+    assert res.code == 0, res.err + res.out
+    flat = " ".join(res.out.split())  # as printed, wrapped at the terminal's width
+    assert re.search(r"estimate: ~[^;]+ a run\), done by ~\S+; not in it yet: the restarts a change of 2 knobs "
+                     r"needs \(small, inert\), revised when trials have measured them", flat), res.out
 
 
 def test_a_tight_budget_cuts_the_confirmation_rounds_and_says_why(hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

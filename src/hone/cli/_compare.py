@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from hone.cli import main
 from hone.cli._common import console, duration_arg, err_console, stdout_for_data
 from hone.core.errors import HoneError, RestoreError
-from hone.core.metrics import verdict_word
+from hone.core.metrics import spec_default_metric, verdict_word
 from hone.experiment import Look
 from hone.experiment.compare import (
     RUN_METRICS,
@@ -47,6 +47,7 @@ from hone.run.journal import machine_lock_if
 from hone.spec.models import MAX_TIMEOUT_S
 
 if TYPE_CHECKING:  # hone.tune pulls in Optuna and SQLAlchemy, which compare does without
+    from hone.spec.loader import LoadedSpec
     from hone.tune.objective import Objective
 
 
@@ -75,8 +76,9 @@ def _is_spec(path: str) -> bool:
               help="Metric to compare: cpu_time, wall_time, user_time, sys_time, max_rss, instructions (counted "
                    "by perf where the PMU counts them, else valgrind: repeatable, 5-50x slower), a spec metric, "
                    "or objective: the spec's scored metrics as hone tune confirms them (weighted: their weighted "
-                   "geometric mean) (default: cpu_time for CPU-bound commands, else wall_time; a spec's first "
-                   "metric).")
+                   "geometric mean) (default: cpu_time for CPU-bound commands, else wall_time; for a spec, the figure "
+                   "hone tune judges where the spec names it (objective for tune.objective: weighted, the one "
+                   "metric with a non-zero weight), else its first metric).")
 @click.option("--threshold", type=click.FloatRange(min=0), default=1.0, show_default=True,
               help="Smallest change that matters, in %: faster/slower need at least this much; equivalent means "
                    "the whole CI lies within ±this.")
@@ -215,6 +217,12 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
 OBJECTIVE = "objective"
 
 
+def default_spec_metric(loaded: LoadedSpec) -> str:
+    """The metric ``loaded`` is compared on without ``--metric`` (core.metrics.spec_default_metric)."""
+    metrics = loaded.spec.metrics
+    return spec_default_metric([m.name for m in metrics], [m.weight for m in metrics], loaded.spec.tune.objective)
+
+
 def _with_objective(run: Callable[[], Measurement], objective: Objective) -> Callable[[], Measurement]:
     """``run``, its measurement carrying the objective's figure as the metric ``objective``."""
 
@@ -289,6 +297,9 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
         sweep_values = [parse_assignments(loaded, [f"{sweep_spec[0]}={v}"], flag="--sweep")[sweep_spec[0]]
                         for v in sweep_spec[1]]
     spec_metric = loaded.spec.metrics[0]
+    chosen = settings.metric is not None
+    if not chosen:
+        settings.metric = default_spec_metric(loaded)
     objective = None
     if settings.metric == OBJECTIVE and OBJECTIVE not in {m.name for m in loaded.spec.metrics}:
         from hone.tune.objective import build_objective  # only here: see TYPE_CHECKING above
@@ -298,10 +309,6 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
             settings.metric, objective = objective.metrics[0].name, None
     if objective is not None:
         settings.goal, unit = "maximize", None
-    elif settings.metric is None:
-        settings.metric = spec_metric.name
-        settings.goal = spec_metric.goal
-        unit = spec_metric.unit
     else:
         try:
             m = loaded.spec.metric(settings.metric)
@@ -342,10 +349,16 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
             if objective is not None:
                 why = "the spec's objective, as hone tune confirms it: the weighted geometric mean of " + ", ".join(
                     f"{m.name}{'' if m.goal == 'maximize' else '⁻¹'}×{abs(m.weight):g}" for m in objective.metrics)
-            elif args and settings.metric != spec_metric.name:
+            elif chosen:
                 why = "chosen with --metric"
+            elif settings.metric != spec_metric.name:
+                why = "the spec's one scored metric (the others have weight 0), as hone tune judges it"
             else:
                 why = "the spec's first metric"
+                scored = [m for m in loaded.spec.metrics if m.weight != 0]
+                if len(scored) > 1 and loaded.spec.tune.objective != "pareto":
+                    why += (f"; hone tune judges the weighted geometric mean of its {len(scored)} metrics "
+                            "(--metric objective)")
             result["metric_reason"] = with_counter(why, settings.metric)
         finally:
             problems = configurator.restore()

@@ -134,3 +134,15 @@ def judged_metric(mode: str, scored: list[str], alone: str | None) -> str:
     metric, else the metric judged alone (a run had one ≤ 0), else ``objective`` (the weighted
     geometric mean)."""
     return scored[0] if mode == "single" else alone or "objective"
+
+
+def spec_default_metric(names: list[str], weights: list[float], mode: str | None) -> str:
+    """The metric ``hone compare SPEC`` judges without ``--metric``: the figure ``hone tune``
+    judges where the spec names it — ``objective`` for ``tune.objective: weighted`` (A-Tune's pairs
+    say so), the one metric with a non-zero weight — else the spec's first metric."""
+    scored = [n for n, w in zip(names, weights, strict=True) if w != 0]
+    if mode == "weighted" and len(scored) > 1 and "objective" not in names:
+        return "objective"
+    if mode in (None, "single") and len(scored) == 1:
+        return scored[0]
+    return names[0]

@@ -228,11 +228,14 @@ def not_ablated_lines(data: dict[str, Any]) -> list[Text]:
     top = next((k for k in data.get("importances") or {} if k in rec and k not in same), None)
     if top is not None:
         variant = shlex.quote(f"alone:{top}={knob_value(rec[top])}")
-        # a weighted verdict's figure, as the confirmation judged it (compare's default: the first metric)
-        weighted = (data.get("objective") or {}).get("mode") == "weighted"
-        judged = judged_metric("weighted", list(data.get("units") or {}),
-                               (data.get("best_candidate") or {}).get("judged_alone"))
-        metric = f" --metric {shlex.quote(judged)}" if weighted else ""
+        # the figure the confirmation judged, named: the result file does not say which metric
+        # compare would take by default (a single objective's metric need not be the spec's first)
+        mode = (data.get("objective") or {}).get("mode")
+        units = list(data.get("units") or {})
+        metric = ""
+        if mode in ("single", "weighted") and units:
+            judged = judged_metric(mode, units, (data.get("best_candidate") or {}).get("judged_alone"))
+            metric = f" --metric {shlex.quote(judged)}"
         lines.append(Text(f"  its most important change alone (importances: a rough guide): hone compare "
                           f"{shlex.quote(str(data.get('spec', 'SPEC')))} --variant {variant}{metric}"))
     if data.get("ablate_later"):

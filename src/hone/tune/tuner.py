@@ -513,7 +513,8 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                                                pooled=bool(pooled_rounds))
                 if line:
                     phase("noise", line)
-            phase("estimate", clock.begin(plan, max_runs=runs.left()))
+            estimate = clock.begin(plan, max_runs=runs.left())
+            phase("estimate", estimate + (_restart_note(configurator, space, plan) if estimate.startswith("~") else ""))
             _say_cuts(clock, phase)
             fewer = plan.trials < budget - plan.done  # a discrete space with fewer configurations left
             phase("trials", f"study {name!r} in {mask_url(storage)}: {plan.trials} trials"
@@ -730,6 +731,20 @@ def exact_runs(settings: TuneSettings, noise: float | None, trial_runs: int) -> 
     return noise * math.sqrt(trial_runs) < EXACT_CV
 
 
+def _restart_note(configurator: Configurator, space: SearchSpace, plan: Plan) -> str:
+    """Before any trial, what the estimate leaves out: the baseline's runs never restart what a
+    knob's change restarts (a broker took 1.5–1.9× the estimate a trial, docs/decisions/0115)."""
+    if plan.done:
+        return ""
+    restarting = [d.name for d in space.dimensions if (drv := configurator.drivers.get(d.name)) is not None
+                  and (drv.restarts_service() or drv.restart_command() is not None)]
+    if not restarting:
+        return ""
+    return (f"; not in it yet: the restarts a change of {len(restarting)} knob{'s' if len(restarting) > 1 else ''}"
+            f" needs ({', '.join(restarting[:3])}{', …' if len(restarting) > 3 else ''}), revised when trials "
+            "have measured them")
+
+
 def _plan(settings: TuneSettings, study: optuna.Study, space: SearchSpace, warmup: int, repeats: int, *,
           one_run: bool = False, budget: int | None = None, top_k: int | None = None,
           confirm_rounds: int | None = None, ablation_rounds: int | None = None) -> Plan:
@@ -919,9 +934,8 @@ def _settle(loaded: LoadedSpec, settings: TuneSettings, objective: Objective, co
     variant = "best:" + ",".join(f"{k}={v}" for k, v in values.items())
     parts = ["hone", "compare", _spec_arg(settings, loaded), "--variant", variant,
              "--rounds", str(rounds), "--max-rounds", str(SETTLE_LOOKS * rounds), "--max-time", "0"]
-    metric = judged_metric(objective.mode, [m.name for m in objective.metrics], best.judged_alone)
-    if metric != loaded.spec.metrics[0].name:  # compare's default is the spec's first metric
-        parts += ["--metric", metric]
+    # named even where it is compare's default: a printed command should say what it judges
+    parts += ["--metric", judged_metric(objective.mode, [m.name for m in objective.metrics], best.judged_alone)]
     if not math.isclose(settings.threshold, 0.01):  # ... and a 1% threshold
         parts += ["--threshold", f"{100 * settings.threshold:g}"]
     command = shlex.join(parts)

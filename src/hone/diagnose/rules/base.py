@@ -34,6 +34,7 @@ class Target:
     unit: str = "s"
     extract: Callable[[Any], float] | None = None  # ProcessResult → value, for spec metrics
     spec_path: str | None = None
+    spec_compares: str | None = None  # the metric ``hone compare`` takes for the spec without --metric
     template: list[str] | None = None  # the spec's argv before {param} substitution
     param_values: dict[str, list[str]] = field(default_factory=dict)  # a spec param knob's allowed values
     timeout: float = 300.0
@@ -91,6 +92,8 @@ class Experiment:
         spec_variants = self.spec_variants(target)
         if spec_variants is not None:
             args = " ".join(f"--variant {shlex.quote(v)}" for v in spec_variants)
+            if target.spec_compares not in (None, target.metric):  # compare would judge another figure
+                args += f" --metric {shlex.quote(target.metric)}"
             return f"{prefix}hone compare {shlex.quote(target.spec_path or '')} {args} -r {rounds}"
         parts = ["hone", "compare"]
         for v in self.variants:
