@@ -47,3 +47,18 @@ def test_more_rounds_detect_less_and_the_gain_scales_with_the_noise() -> None:
     assert math.isnan(detectable_gain_pct(0.0, "paired", 6)) and math.isnan(detectable_gain_pct(math.nan, "paired", 6))
     with pytest.raises(ValueError, match="design"):
         detectable_shift("unpaired", 6)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("runs", [2, 3, 5])
+def test_the_noise_bound_of_a_few_runs_covers_the_true_noise_nine_times_in_ten(runs: int) -> None:
+    import numpy as np
+
+    from hone.stats.detectable import noise_upper_bound
+
+    # normal runs of sd 0.1 around 1: the bound from each draw's sample sd lies at or above 0.1 in 90% of draws
+    rng = np.random.default_rng(7)
+    sd = rng.normal(1.0, 0.1, size=(20_000, runs)).std(axis=1, ddof=1)
+    covered = np.mean([noise_upper_bound(float(s), runs) >= 0.1 for s in sd])
+    assert covered == pytest.approx(0.9, abs=0.01)
+    assert noise_upper_bound(0.1, 3) == pytest.approx(0.1 * 3.08, rel=0.01)  # the line's "3.1×"
+    assert math.isnan(noise_upper_bound(0.1, 1)) and math.isnan(noise_upper_bound(0.0, 3))

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hone.core.durations import format_duration
 from hone.core.errors import HoneError
 from hone.spec.atune import load_atune
-from hone.stats.detectable import detectable_gain_pct
+from hone.stats.detectable import detectable_gain_pct, noise_upper_bound
 from hone.tune.runbudget import MIN_ROUNDS, RunBudget, RunPlan
 from tests.tune.conftest import tune_killed_after, write_three_knobs, write_workload
 
@@ -353,6 +353,12 @@ def test_under_a_small_budget_the_pooled_confirmation_takes_its_fewest_rounds(wo
     line = f"the confirmation (3 new runs of the best against the baseline's 6) shows a gain of about " \
         f"{doc['detectable_pct']:.0f}% or more 8 times in 10"
     assert line in res.out and res.out.index(line) < res.out.index("trial 1/")
+    # ... and how far 3 runs leave that figure open: at the 90% bound of their noise
+    cv_hi = noise_upper_bound(cv, 3)
+    assert doc["detectable_pct_upper"] == pytest.approx(detectable_gain_pct(cv_hi, "pooled", 3, 6, alpha=0.025))
+    assert doc["detectable_pct_upper"] > 2 * doc["detectable_pct"]
+    assert (f"3 runs do not rule out noise up to {100 * cv_hi:.0f}% (90% bound), where it would take about "
+            f"{doc['detectable_pct_upper']:.0f}%") in " ".join(res.out.split()), res.out
 
 
 def test_confirmation_rounds_the_user_asked_for_hold_for_the_exact_and_pooled_confirmations(  # type: ignore[no-untyped-def]
@@ -805,7 +811,9 @@ def test_an_inconclusive_candidate_comes_with_the_comparison_that_settles_it(
                f"{4 * rounds} rounds, about {format_duration(most_s)}, while undecided): {command}" \
                in " ".join(out.split()), out
         # beside it, the gain this confirmation could show at the baseline's noise (planned before the search)
-        assert f"this confirmation showed a gain of about {doc['detectable_pct']:.0f}% or more 8 times in 10" \
+        upper = doc["detectable_pct_upper"]  # 3 runs at ±15%: the bound's figure is finite and larger
+        assert f"this confirmation showed a gain of about {doc['detectable_pct']:.0f}% or more 8 times in 10; " \
+               f"about {upper:.0f}% at the most noise the baseline's few runs do not rule out" \
                in " ".join(out.split()), out
     page = tmp_path / "r.html"
     assert hone("report", tmp_path / "r.json", "--html", page).code == 0

@@ -95,7 +95,11 @@ def detectable_note(doc: dict[str, Any]) -> str | None:
     value = doc.get("detectable_pct")
     if not isinstance(value, int | float) or not math.isfinite(value):
         return None
-    return f"at the baseline's noise this confirmation showed a gain of about {value:.0f}% or more 8 times in 10"
+    note = f"at the baseline's noise this confirmation showed a gain of about {value:.0f}% or more 8 times in 10"
+    upper = doc.get("detectable_pct_upper")
+    if isinstance(upper, int | float) and math.isfinite(upper) and upper > value:
+        note += f"; about {upper:.0f}% at the most noise the baseline's few runs do not rule out"
+    return note
 
 
 def pct(value: float | None, digits: int = 2, sign: bool = False) -> str:

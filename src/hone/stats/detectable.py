@@ -72,3 +72,14 @@ def detectable_gain_pct(cv: float, design: Design, m: int, n: int = 0, *, alpha:
         return math.nan
     shift = detectable_shift(design, m, n, alpha=alpha)
     return math.inf if math.isinf(shift) else (math.exp(shift * math.log1p(cv)) - 1.0) * 100.0
+
+
+def noise_upper_bound(cv: float, runs: int, level: float = 0.9) -> float:
+    """The run-to-run relative sd that ``runs`` runs showing ``cv`` do not rule out, at one-sided
+    ``level`` (normal runs: (runs−1)·s²/σ² is χ² with runs−1 degrees of freedom). Three runs
+    leave up to 3.1× the measured noise at 90%, two up to 8×: a figure planned from them says so.
+    nan below two runs or for a cv that is not a finite positive number."""
+    if runs < 2 or not (math.isfinite(cv) and cv > 0):
+        return math.nan
+    dof = runs - 1
+    return cv * math.sqrt(dof / float(_sps().chi2.ppf(1.0 - level, dof)))

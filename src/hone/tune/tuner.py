@@ -34,7 +34,7 @@ from hone.run.configure import Configurator, changes_machine
 from hone.run.journal import Journal, machine_lock_if
 from hone.spec.loader import LoadedSpec
 from hone.spec.models import Scalar
-from hone.stats.detectable import detectable_gain_pct
+from hone.stats.detectable import detectable_gain_pct, noise_upper_bound
 from hone.stats.ranksum import rounds_for_alpha
 from hone.tune.ablation import (
     PRUNED_ROUNDS,
@@ -207,6 +207,7 @@ class TuneResult:
     failed_knobs: dict[str, int] = field(default_factory=dict)  # failed trials by the knob at fault, most first
     settle: dict[str, Any] | None = None  # nothing recommended, one inconclusive: the compare that settles it
     detectable_pct: float | None = None  # the smallest gain the planned confirmation shows at the baseline's noise
+    detectable_pct_upper: float | None = None  # ... at the most noise the baseline's few runs do not rule out
 
     @property
     def verdict(self) -> str:
@@ -276,6 +277,7 @@ class TuneResult:
             "ablate_later": self.ablate_later,
             "settle": self.settle,
             "detectable_pct": self.detectable_pct,
+            "detectable_pct_upper": self.detectable_pct_upper,
             "budget": self.budget,
             "started": self.started,
             "finished": self.finished,
@@ -343,6 +345,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
     poolable = objective.mode != "pareto"
     pooled_rounds = 0  # > 0: the pooled confirmation's rounds (hone.tune.confirm.confirm_pooled)
     detectable: float | None = None  # the smallest gain (%) the planned confirmation shows at the baseline's noise
+    detectable_upper: float | None = None  # ... at the most noise the baseline's runs do not rule out (inf: none)
     if not settings.resume:
         pooled_rounds = _begin_runs(runs, settings, space, warmup, repeats, one_run, fresh=True, done=0,
                                     phase=phase, poolable=poolable)
@@ -507,7 +510,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                          confirm_rounds=exact_rounds or pooled_rounds or None,
                          ablation_rounds=runs.plan.ablation_rounds if identical and runs.plan else None)
             if not repeat_exactly and settings.confirm_rounds > 0 and objective.mode != "pareto":
-                detectable, line = _detectable(baseline, objective, noise,
+                detectable, detectable_upper, line = _detectable(baseline, objective, noise,
                                                pooled_rounds or (runs.plan.confirm_rounds if runs.plan else
                                                                  max(settings.confirm_rounds, MIN_ROUNDS)),
                                                pooled=bool(pooled_rounds))
@@ -644,7 +647,7 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
         risks=risks(list(spec.knobs), dict(winner.candidate.config)) if winner is not None else [],
         failed_knobs=dict(blamed.most_common()), not_ablated=not_ablated, ablate_later=ablate_later,
         settle=_settle(loaded, settings, objective, confirmations, baseline, clock.per_run) if winner is None else None,
-        detectable_pct=detectable,
+        detectable_pct=detectable, detectable_pct_upper=detectable_upper,
     )
     study.set_user_attr("hone_result", _jsonable(result.to_json()))
     if settings.max_runs is not None:
@@ -885,27 +888,40 @@ SETTLE_LOOKS = 4
 
 
 def _detectable(baseline: dict[str, Any], objective: Objective, noise: float | None, rounds: int, *,
-                pooled: bool) -> tuple[float | None, str]:
+                pooled: bool) -> tuple[float | None, float | None, str]:
     """The smallest gain (%) the planned confirmation shows 8 times in 10 at the noise of the
-    baseline's runs, and the line that says so; (None, "") when the noise is unknown. A user who
-    pays for each run learns before the search which gains the budget can confirm at all:
-    ``rounds`` paired rounds, or (``pooled``) that many runs of the best against the baseline's
-    runs and as many new ones, in the exact rank test each uses (:mod:`hone.stats.detectable`)."""
+    baseline's runs, the same at the most noise those few runs do not rule out (90%, inf when no
+    gain would show), and the line that says both; (None, None, "") when the noise is unknown. A
+    user who pays for each run learns before the search which gains the budget can confirm at
+    all: ``rounds`` paired rounds, or (``pooled``) that many runs of the best against the
+    baseline's runs and as many new ones, in the exact rank test each uses
+    (:mod:`hone.stats.detectable`). Three runs leave the noise uncertain by up to 3×: the line
+    says how far the figure could be off."""
     cv = baseline_cv(baseline, objective) if noise is not None else None
     if cv is None or not cv > 0 or rounds <= 0:
-        return None, ""
+        return None, None, ""
     measured = len(baseline.get("runs", []))  # a baseline with a failed run is refused
     if pooled:
-        pct = detectable_gain_pct(cv, "pooled", rounds, measured + rounds, alpha=POOLED_ALPHA)
+        def gain(c: float) -> float:
+            return detectable_gain_pct(c, "pooled", rounds, measured + rounds, alpha=POOLED_ALPHA)
         how = f"{rounds} new runs of the best against the baseline's {measured + rounds}"
     else:
-        pct = detectable_gain_pct(cv, "paired", rounds, alpha=ALPHA)
+        def gain(c: float) -> float:
+            return detectable_gain_pct(c, "paired", rounds, alpha=ALPHA)
         how = f"{rounds} paired rounds"
+    pct = gain(cv)
     if not math.isfinite(pct):
-        return None, ""
-    return pct, (f"at {100 * cv:.1f}% run to run (the baseline's {measured} runs), the confirmation ({how}) shows "
-                 f"a gain of about {pct:.0f}% or more 8 times in 10; a smaller one most likely ends inconclusive "
-                 "(the current configuration kept)")
+        return None, None, ""
+    line = (f"at {100 * cv:.1f}% run to run (the baseline's {measured} runs), the confirmation ({how}) shows "
+            f"a gain of about {pct:.0f}% or more 8 times in 10; a smaller one most likely ends inconclusive "
+            "(the current configuration kept)")
+    cv_hi = noise_upper_bound(cv, measured)
+    upper = gain(cv_hi) if math.isfinite(cv_hi) else None
+    if upper is not None:
+        at = f"about {upper:.0f}%" if math.isfinite(upper) else "more than any gain it could show"
+        line += (f". {measured} runs do not rule out noise up to {100 * cv_hi:.0f}% (90% bound), where it would take "
+                 f"{at}")
+    return pct, upper, line
 
 
 def _settle(loaded: LoadedSpec, settings: TuneSettings, objective: Objective, confirmations: list[Confirmation],

@@ -290,6 +290,8 @@ class TuneV2(TypedDict):
     ablate_later: NotRequired[str | None]  # added within version 2: the --resume that ablates it without new trials
     settle: NotRequired[SettleV2 | None]  # added within version 2: the hone compare that settles an inconclusive one
     detectable_pct: NotRequired[Num | None]  # added within version 2: the smallest gain the planned confirmation shows
+    detectable_pct_upper: NotRequired[Num | None]  # added within version 2: detectable_pct at the most noise the
+    # baseline's runs do not rule out (90% bound); null when unknown or when that noise would hide any gain
     budget: BudgetV2 | None
     started: float
     finished: float
