@@ -510,10 +510,10 @@ def tune(loaded: LoadedSpec, settings: TuneSettings, events: TuneEvents | None =
                          confirm_rounds=exact_rounds or pooled_rounds or None,
                          ablation_rounds=runs.plan.ablation_rounds if identical and runs.plan else None)
             if not repeat_exactly and settings.confirm_rounds > 0 and objective.mode != "pareto":
-                detectable, detectable_upper, line = _detectable(baseline, objective, noise,
-                                               pooled_rounds or (runs.plan.confirm_rounds if runs.plan else
-                                                                 max(settings.confirm_rounds, MIN_ROUNDS)),
-                                               pooled=bool(pooled_rounds))
+                planned_rounds = pooled_rounds or (runs.plan.confirm_rounds if runs.plan else
+                                                   max(settings.confirm_rounds, MIN_ROUNDS))
+                detectable, detectable_upper, line = _detectable(baseline, objective, noise, planned_rounds,
+                                                                 pooled=bool(pooled_rounds))
                 if line:
                     phase("noise", line)
             estimate = clock.begin(plan, max_runs=runs.left())
