@@ -289,6 +289,28 @@ def test_metric_objective_compares_a_weighted_spec_on_the_figure_hone_tune_confi
     assert conf.read_text() == "level = 2\n"
 
 
+def test_a_weighted_objective_with_a_metric_of_zero_is_judged_on_its_heaviest_metric_alone(
+        hone, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    conf = tmp_path / "app.conf"
+    # no request fails: errors 0 leaves no geometric mean, so tps (weight 60) is judged alone, as hone tune does
+    spec = _level_spec(
+        tmp_path, conf, 2,
+        f"""[sh, -c, 'l=$(cut -d" " -f3 {conf}); echo "tps: $((100 + 20 * (l - 2)))"; echo "errors: 0"']""",
+        "  - {name: tps, extract: {regex: 'tps: ([0-9]+)'}, goal: maximize, weight: 60}\n"
+        "  - {name: errors, extract: {regex: 'errors: ([0-9]+)'}, goal: minimize, weight: 40}")
+    spec.write_text(spec.read_text() + "tune:\n  objective: weighted\n")
+    out = tmp_path / "r.json"
+    r = hone("compare", spec, "--variant", "three:level=3", "--rounds", "6", "--max-time", "0", "--warmup", "0",
+             "--export-json", out)
+    assert r.code == 0, r.err + r.out
+    doc = json.loads(out.read_text())
+    assert doc["judged_alone"] == "tps" and doc["metric"] == "tps" and doc["goal"] == "maximize"
+    assert doc["metric_reason"].startswith("the spec's objective has no geometric mean")
+    comp = _comparison(doc, "three")
+    assert comp["n"] == 6 and comp["verdict"] == "faster" and comp["change_pct"] == pytest.approx(20.0)
+    assert conf.read_text() == "level = 2\n"
+
+
 def test_ctrl_c_mid_comparison_restores_every_knob(state_dir: Path, tmp_path: Path) -> None:
     import os
     import signal

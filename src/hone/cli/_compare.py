@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 from collections.abc import Callable
@@ -47,6 +48,7 @@ from hone.run.journal import machine_lock_if
 from hone.spec.models import MAX_TIMEOUT_S
 
 if TYPE_CHECKING:  # hone.tune pulls in Optuna and SQLAlchemy, which compare does without
+    from hone.run.schedule import InterleavedResult
     from hone.spec.loader import LoadedSpec
     from hone.tune.objective import Objective
 
@@ -223,6 +225,24 @@ def default_spec_metric(loaded: LoadedSpec) -> str:
     return spec_default_metric([m.name for m in metrics], [m.weight for m in metrics], loaded.spec.tune.objective)
 
 
+def _heaviest_alone(objective: Objective) -> Callable[[dict[str, Any], InterleavedResult], None]:
+    """Once a successful run has a scored metric ≤ 0 (no geometric mean), the comparison judges
+    the objective's heaviest metric alone, every round of it: what ``hone tune``'s confirmation
+    does (``judged_alone``), rather than a comparison with no usable round."""
+
+    def rejudge(meta: dict[str, Any], result: InterleavedResult) -> None:
+        if meta.get("judged_alone"):
+            return
+        ok = [m for runs in result.runs.values() for m in runs if m.ok]
+        if all(m.metrics.get(x.name, math.nan) > 0 for m in ok for x in objective.metrics):
+            return
+        heaviest = objective.primary
+        meta["metric"], meta["goal"], meta["unit"] = heaviest.name, str(heaviest.goal), heaviest.unit or ""
+        meta["judged_alone"] = heaviest.name
+
+    return rejudge
+
+
 def _with_objective(run: Callable[[], Measurement], objective: Objective) -> Callable[[], Measurement]:
     """``run``, its measurement carrying the objective's figure as the metric ``objective``."""
 
@@ -345,8 +365,12 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
             result = run_compare(arms, settings, kind="spec", sweep=sweep_spec, make_variants=make,
                                  spec={"path": str(loaded.path), "name": loaded.spec.name},
                                  spec_text=loaded.path.read_text(), metric_unit=unit, on_run=on_run,
-                                 on_look=_look_printer(progress, task, len(arms), unit))
-            if objective is not None:
+                                 on_look=_look_printer(progress, task, len(arms), unit),
+                                 rejudge=_heaviest_alone(objective) if objective is not None else None)
+            if result.get("judged_alone"):
+                why = ("the spec's objective has no geometric mean (a run had a scored metric ≤ 0): "
+                       f"{result['judged_alone']} alone, its heaviest metric, as hone tune judges it")
+            elif objective is not None:
                 why = "the spec's objective, as hone tune confirms it: the weighted geometric mean of " + ", ".join(
                     f"{m.name}{'' if m.goal == 'maximize' else '⁻¹'}×{abs(m.weight):g}" for m in objective.metrics)
             elif chosen:

@@ -380,10 +380,13 @@ def run_compare(
     on_run: Callable[[int, str, Measurement], None] | None = None,
     on_row: Callable[[dict[str, Any]], None] | None = None,
     on_look: Callable[[Look, dict[str, Any]], None] | None = None,
+    rejudge: Callable[[dict[str, Any], InterleavedResult], None] | None = None,
 ) -> dict[str, Any]:
     """Run the whole comparison (every sweep value) and return the ``hone-compare/2`` dict.
 
     ``make_variants(sweep_value)`` binds the arms to one sweep value (None without a sweep).
+    ``rejudge(meta, result)``, before each analysis, may move ``meta``'s metric, goal and unit
+    to another figure every run has (all rounds are analysed again from the raw runs).
     The caller is responsible for restoring knobs (it owns the Configurator)."""
     settings.experiment(settings.seed).check()
     meta: dict[str, Any] = {
@@ -440,6 +443,8 @@ def run_compare(
                     meta["metric"], meta["metric_reason"] = choose_command_metric(sample, avail)
                 else:
                     meta["metric"], meta["metric_reason"] = "cpu_time", "default"
+            if rejudge is not None:
+                rejudge(meta, result)
             if meta["unit"] is None:
                 meta["unit"] = BUILTIN[meta["metric"]].unit if meta["metric"] in BUILTIN else ""
             row = _row(value, result)
