@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from hone.cli import main
 from hone.cli._common import console, duration_arg, err_console, stdout_for_data
 from hone.core.errors import HoneError, RestoreError
-from hone.core.metrics import spec_default_metric, verdict_word
+from hone.core.metrics import verdict_word
 from hone.experiment import Look
 from hone.experiment.compare import (
     RUN_METRICS,
@@ -49,7 +49,6 @@ from hone.spec.models import MAX_TIMEOUT_S
 
 if TYPE_CHECKING:  # hone.tune pulls in Optuna and SQLAlchemy, which compare does without
     from hone.run.schedule import InterleavedResult
-    from hone.spec.loader import LoadedSpec
     from hone.tune.objective import Objective
 
 
@@ -219,12 +218,6 @@ def compare_cmd(args: tuple[str, ...], variants: tuple[str, ...], names: tuple[s
 OBJECTIVE = "objective"
 
 
-def default_spec_metric(loaded: LoadedSpec) -> str:
-    """The metric ``loaded`` is compared on without ``--metric`` (core.metrics.spec_default_metric)."""
-    metrics = loaded.spec.metrics
-    return spec_default_metric([m.name for m in metrics], [m.weight for m in metrics], loaded.spec.tune.objective)
-
-
 def _heaviest_alone(objective: Objective) -> Callable[[dict[str, Any], InterleavedResult], None]:
     """Once a successful run has a scored metric ≤ 0 (no geometric mean), the comparison judges
     the objective's heaviest metric alone, every round of it: what ``hone tune``'s confirmation
@@ -319,7 +312,7 @@ def _compare_spec(args: tuple[str, ...], variants: tuple[str, ...], names: tuple
     spec_metric = loaded.spec.metrics[0]
     chosen = settings.metric is not None
     if not chosen:
-        settings.metric = default_spec_metric(loaded)
+        settings.metric = loaded.compared_metric
     objective = None
     if settings.metric == OBJECTIVE and OBJECTIVE not in {m.name for m in loaded.spec.metrics}:
         from hone.tune.objective import build_objective  # only here: see TYPE_CHECKING above

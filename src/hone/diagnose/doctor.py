@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from hone.core.errors import HoneError
-from hone.core.metrics import spec_default_metric
 from hone.diagnose.capabilities import Capabilities
 from hone.diagnose.experiment import DoctorExperimentResult, run_doctor_experiment
 from hone.diagnose.flame import DiffResult, FlameResult, diff_flame, record_flame
@@ -95,9 +94,7 @@ def target_from_spec(loaded: LoadedSpec) -> Target:
                     param_values={k.name: [str(v) for v in k.values] for k in loaded.spec.knobs
                                   if k.kind == "param" and getattr(k, "values", None)})
     if metric is not None:
-        ms = loaded.spec.metrics
-        target.spec_compares = spec_default_metric([m.name for m in ms], [m.weight for m in ms],
-                                                   loaded.spec.tune.objective)
+        target.spec_compares = loaded.compared_metric
         target.metric = metric.name
         target.goal = metric.goal or "minimize"
         target.unit = metric.unit or ""

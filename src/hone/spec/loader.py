@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from hone.core.errors import SpecError
+from hone.core.metrics import spec_default_metric
 from hone.spec import models
 from hone.spec._yaml import Loc, LocatedYaml, format_loc, load_located
 from hone.spec.models import KNOB_KINDS, Spec, _show
@@ -42,6 +43,13 @@ class LoadedSpec:
     @property
     def base_dir(self) -> Path:
         return self.path.parent
+
+    @property
+    def compared_metric(self) -> str:
+        """The metric ``hone compare`` judges this spec on without ``--metric``
+        (:func:`hone.core.metrics.spec_default_metric`)."""
+        ms = self.spec.metrics
+        return spec_default_metric([m.name for m in ms], [m.weight for m in ms], self.spec.tune.objective)
 
     def line_of(self, loc: Loc) -> int:
         return self.source.line_of(loc)
